@@ -1,0 +1,192 @@
+/*
+ * api.c — how a memtx SQL function runs.
+ *
+ * Every API function is declared with SET search_path = pg_catalog, pg_temp,
+ * so no name in its queries resolves into a schema the caller controls.  On
+ * entry it records the calling role (the principal) and switches to the
+ * owner of schema memtx for table access, the way RI triggers switch to a
+ * table's owner; permission decisions are made in C against the recorded
+ * caller.  An error unwinds both the SPI connection and the user switch
+ * through transaction abort.
+ */
+#include "api.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
+#include "commands/sequence.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/syscache.h"
+#include "common/hashfn.h"
+
+#include <math.h>
+
+/* Owner of schema memtx: the role all table access runs as. */
+static Oid
+MemtxOwner(void)
+{
+	Oid			nsp = get_namespace_oid("memtx", false);
+	HeapTuple	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nsp));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for schema memtx");
+	owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+void
+MemtxCallBegin(MemtxCall *call)
+{
+	call->caller = GetUserId();
+	call->caller_name = GetUserNameFromId(call->caller, false);
+	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
+	SetUserIdAndSecContext(MemtxOwner(),
+						   call->save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+}
+
+void
+MemtxCallEnd(MemtxCall *call)
+{
+	SPI_finish();
+	SetUserIdAndSecContext(call->save_userid, call->save_sec_context);
+}
+
+SPIPlanPtr
+MemtxPlan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes)
+{
+	if (*slot == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, nargs, (Oid *) argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		*slot = plan;
+	}
+	return *slot;
+}
+
+int
+MemtxExec(SPIPlanPtr plan, const Datum *values, const char *nulls, bool read_only, long limit)
+{
+	int			rc = SPI_execute_plan(plan, (Datum *) values, nulls, read_only, limit);
+
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan failed: %s", SPI_result_code_string(rc));
+	return rc;
+}
+
+Datum
+MemtxGet(int row, int col, bool *isnull)
+{
+	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, isnull);
+}
+
+int64
+MemtxGetInt64(int row, int col)
+{
+	bool		isnull;
+	Datum		d = MemtxGet(row, col, &isnull);
+
+	return isnull ? 0 : DatumGetInt64(d);
+}
+
+char *
+MemtxGetText(int row, int col)
+{
+	return SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col);
+}
+
+double
+MemtxGetFloat8(int row, int col)
+{
+	bool		isnull;
+	Datum		d = MemtxGet(row, col, &isnull);
+
+	return isnull ? 0.0 : DatumGetFloat8(d);
+}
+
+bool
+MemtxGetBool(int row, int col)
+{
+	bool		isnull;
+	Datum		d = MemtxGet(row, col, &isnull);
+
+	return !isnull && DatumGetBool(d);
+}
+
+void
+MemtxRequireArg(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", name)));
+}
+
+void
+MemtxCheckUnit(double v, const char *name)
+{
+	if (isnan(v) || v < 0.0 || v > 1.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s must be between 0 and 1, got %g", name, v)));
+}
+
+void
+MemtxCheckText(text *t, const char *name, int maxbytes)
+{
+	int			len = VARSIZE_ANY_EXHDR(t);
+
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be empty", name)));
+	if (len > maxbytes)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s is too long (%d bytes, at most %d)", name, len, maxbytes)));
+}
+
+int64
+MemtxNextClock(void)
+{
+	static SPIPlanPtr plan;
+
+	MemtxExec(MemtxPlan(&plan, "SELECT pg_catalog.nextval('memtx.clock')", 0, NULL),
+			  NULL, NULL, false, 1);
+	return MemtxGetInt64(0, 1);
+}
+
+/*
+ * Transaction-scoped advisory lock on (memtx, space, key).  These are
+ * heavyweight locks, so waits show up in pg_locks and isolation tests.
+ */
+void
+MemtxLockKey(int space, uint32 key, bool exclusive)
+{
+	LOCKTAG		tag;
+
+	/* field4 = 3 keeps memtx's keys apart from pg_advisory_lock's (1, 2) */
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0x6D74 << 16 | space, key, 3);
+	(void) LockAcquire(&tag, exclusive ? ExclusiveLock : ShareLock, false, false);
+}
+
+uint32
+MemtxHashStrings(const char *a, const char *b, const char *c)
+{
+	uint32		h = hash_bytes((const unsigned char *) a, strlen(a));
+
+	if (b)
+		h = hash_combine(h, hash_bytes((const unsigned char *) b, strlen(b)));
+	if (c)
+		h = hash_combine(h, hash_bytes((const unsigned char *) c, strlen(c)));
+	return h;
+}

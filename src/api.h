@@ -1,0 +1,56 @@
+/*
+ * api.h — the calling convention shared by every memtx SQL function.
+ */
+#ifndef MEMTX_API_H
+#define MEMTX_API_H
+
+#include "memtx.h"
+
+#include "utils/jsonb.h"
+
+/*
+ * An API call: who called, and the user context to restore.  Table access
+ * happens as the extension owner; permission decisions use the caller.
+ */
+typedef struct MemtxCall
+{
+	Oid			caller;			/* the principal (SPEC §7) */
+	char	   *caller_name;
+	Oid			save_userid;
+	int			save_sec_context;
+} MemtxCall;
+
+extern void MemtxCallBegin(MemtxCall *call);
+extern void MemtxCallEnd(MemtxCall *call);
+
+/* Prepared, kept SPI plans: *slot is filled on first use. */
+extern SPIPlanPtr MemtxPlan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes);
+extern int	MemtxExec(SPIPlanPtr plan, const Datum *values, const char *nulls, bool read_only, long limit);
+
+/* Reading the current SPI result. */
+extern Datum MemtxGet(int row, int col, bool *isnull);
+extern int64 MemtxGetInt64(int row, int col);
+extern char *MemtxGetText(int row, int col);	/* NULL when null */
+extern double MemtxGetFloat8(int row, int col);
+extern bool MemtxGetBool(int row, int col);
+
+/* Argument checking: NULLs and ranges get specific SQLSTATEs. */
+extern void MemtxRequireArg(FunctionCallInfo fcinfo, int argno, const char *name);
+extern void MemtxCheckUnit(double v, const char *name);
+extern void MemtxCheckText(text *t, const char *name, int maxbytes);
+extern int64 MemtxNextClock(void);
+
+/* Advisory locks in memtx's own lock space. */
+#define MEMTX_LOCK_SLOT		1
+#define MEMTX_LOCK_NAMESPACE	2
+#define MEMTX_LOCK_EFFECT	3
+extern void MemtxLockKey(int space, uint32 key, bool exclusive);
+extern uint32 MemtxHashStrings(const char *a, const char *b, const char *c);
+
+/* Role helpers (permissions.c). */
+extern bool MemtxIsHarness(Oid role);
+extern void MemtxRequireHarness(MemtxCall *call, const char *what);
+extern bool MemtxRoleIsMember(Oid role, const char *rolename);
+extern bool MemtxRoleInAny(Oid role, ArrayType *names);
+
+#endif							/* MEMTX_API_H */

@@ -1,0 +1,124 @@
+/*
+ * guc.c — memtx settings.
+ *
+ * Settings are trusted configuration (SPEC §2): every one is PGC_SUSET, so
+ * only a superuser can change it, per session or per role with ALTER ROLE
+ * ... SET.  An agent that could lower the confidence threshold, move the
+ * logical clock, relax flow control or name itself harness would bypass the
+ * protocol.
+ */
+#include "memtx.h"
+
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+double		memtx_confidence_threshold = 0.6;
+double		memtx_authority_bypass = 0.9;
+double		memtx_default_authority = 0.5;
+int			memtx_default_tier = MT_MEDIUM;
+char	   *memtx_harness_role = NULL;
+int			memtx_flow_control = MF_READ_SET;
+int			memtx_lease_timeout = 300;
+char	   *memtx_logical_now = NULL;
+
+static const struct config_enum_entry tier_options[] = {
+	{"low", MT_LOW, false},
+	{"medium", MT_MEDIUM, false},
+	{"high", MT_HIGH, false},
+	{"external_action", MT_EXTERNAL_ACTION, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry flow_control_options[] = {
+	{"read_set", MF_READ_SET, false},
+	{"declared", MF_DECLARED, false},
+	{NULL, 0, false}
+};
+
+/* Accept an empty string (clock follows the transaction) or a timestamptz. */
+static bool
+GucCheckLogicalNow(char **newval, void **extra, GucSource source)
+{
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+
+	/* Parsing errors must not escape a check hook: report them instead. */
+	PG_TRY();
+	{
+		(void) DirectFunctionCall3(timestamptz_in, CStringGetDatum(*newval),
+								   ObjectIdGetDatum(InvalidOid),
+								   Int32GetDatum(-1));
+	}
+	PG_CATCH();
+	{
+		FlushErrorState();
+		GUC_check_errmsg("invalid value for memtx.logical_now: \"%s\"", *newval);
+		GUC_check_errhint("Use a timestamptz literal, or an empty string to follow the transaction clock.");
+		return false;
+	}
+	PG_END_TRY();
+	return true;
+}
+
+void
+GucInit(void)
+{
+	DefineCustomRealVariable("memtx.confidence_threshold",
+							 "Minimum confidence a record needs to pass the evidence check.",
+							 "Inclusive; sources at or above memtx.authority_bypass skip it.",
+							 &memtx_confidence_threshold,
+							 0.6, 0.0, 1.0,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+
+	DefineCustomRealVariable("memtx.authority_bypass",
+							 "Source authority at or above which the evidence check passes regardless of confidence.",
+							 NULL,
+							 &memtx_authority_bypass,
+							 0.9, 0.0, 1.0,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+
+	DefineCustomRealVariable("memtx.default_authority",
+							 "Authority given to records from unregistered sources.",
+							 NULL,
+							 &memtx_default_authority,
+							 0.5, 0.0, 1.0,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("memtx.default_tier",
+							 "Risk tier of transactions begun by roles without a configured tier.",
+							 NULL,
+							 &memtx_default_tier,
+							 MT_MEDIUM, tier_options,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("memtx.harness_role",
+							   "Role whose members (and superusers) are trusted as the harness.",
+							   "Only a harness may pass tier, agent or isolation to memtx.begin and call the registry functions.",
+							   &memtx_harness_role,
+							   "memtx_harness",
+							   PGC_SUSET, 0, NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("memtx.flow_control",
+							 "Which parents the permission-laundering rule considers.",
+							 "read_set: declared parents plus every record the transaction read; declared: declared parents only.",
+							 &memtx_flow_control,
+							 MF_READ_SET, flow_control_options,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("memtx.lease_timeout",
+							"How long an open memtx transaction lives without a call on it.",
+							"Each call on the transaction renews the lease; expired transactions are aborted.",
+							&memtx_lease_timeout,
+							300, 1, 7 * 24 * 3600,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("memtx.logical_now",
+							   "Logical clock for validity and observation checks (empty: transaction timestamp).",
+							   NULL,
+							   &memtx_logical_now,
+							   "",
+							   PGC_SUSET, 0, GucCheckLogicalNow, NULL, NULL);
+
+	MarkGUCPrefixReserved("memtx");
+}

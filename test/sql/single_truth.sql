@@ -1,0 +1,50 @@
+-- Single truth: no two active records on one slot with overlapping validity
+-- and different values, held by an exclusion constraint.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS memtx CASCADE;
+CREATE EXTENSION memtx;
+RESET client_min_messages;
+CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN EXECUTE sql; RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+
+INSERT INTO memtx.transactions (id, agent, tier, isolation, namespace, snapshot, snapshot_xid, snapshot_seq, lease_expires_at)
+VALUES (1, current_user, 'medium', 'verified_read', 'default', pg_current_snapshot(), pg_current_xact_id(), 0, now() + interval '1 hour');
+CREATE FUNCTION pg_temp.rec(id bigint, ent text, val jsonb, st memtx.state, v tstzrange DEFAULT '(,)', ns text DEFAULT 'default')
+RETURNS text LANGUAGE sql AS $$
+  SELECT pg_temp.try(format(
+    'INSERT INTO memtx.records (id, tx_id, namespace, entity, attribute, value, state, authority, confidence, owner, valid, staged_xid, staged_pos)
+     VALUES (%s, 1, %L, %L, ''status'', %L, %L, 0.5, 1, current_user, %L, pg_current_xact_id(), %s)',
+    id, ns, ent, val, st, v, id))
+$$;
+
+SELECT pg_temp.rec(1, 'order:841', '"eligible"', 'committed');
+-- a second active value on the slot is refused, whether committed or action_safe
+SELECT pg_temp.rec(2, 'order:841', '"ineligible"', 'committed');
+SELECT pg_temp.rec(3, 'order:841', '"ineligible"', 'action_safe');
+-- the same value corroborates
+SELECT pg_temp.rec(4, 'order:841', '"eligible"', 'committed');
+-- numbers compare by canonical text: 1 and 1.0 differ
+SELECT pg_temp.rec(5, 'n', '1', 'committed');
+SELECT pg_temp.rec(6, 'n', '1.0', 'committed');
+SELECT pg_temp.rec(7, 'n', '1', 'action_safe');
+-- object key order is canonical in jsonb, so these are the same value
+SELECT pg_temp.rec(8, 'o', '{"a":1,"b":2}', 'committed');
+SELECT pg_temp.rec(9, 'o', '{"b":2,"a":1}', 'committed');
+-- inactive rivals are fine
+SELECT pg_temp.rec(10, 'order:841', '"ineligible"', 'tentative');
+SELECT pg_temp.rec(11, 'order:841', '"ineligible"', 'superseded');
+SELECT pg_temp.rec(12, 'order:841', '"ineligible"', 'quarantined');
+-- disjoint validity is fine, overlapping is not
+SELECT pg_temp.rec(13, 'price', '10', 'committed', '[2030-01-01,2030-02-01)');
+SELECT pg_temp.rec(14, 'price', '12', 'committed', '[2030-02-01,2030-03-01)');
+SELECT pg_temp.rec(15, 'price', '11', 'committed', '[2030-01-15,2030-01-20)');
+-- other namespaces are other slots
+SELECT pg_temp.rec(16, 'order:841', '"ineligible"', 'committed', '(,)', 'tenant-b');
+-- promoting a rival to active through UPDATE is refused as well
+SELECT pg_temp.try('UPDATE memtx.records SET state = ''validated'' WHERE id = 10');
+SELECT pg_temp.try('UPDATE memtx.records SET state = ''committed'' WHERE id = 10');
+-- after the incumbents are superseded, the rival may commit
+UPDATE memtx.records SET state = 'superseded' WHERE id IN (1, 4);
+SELECT pg_temp.try('UPDATE memtx.records SET state = ''committed'' WHERE id = 10');
+SELECT id, entity, value, state FROM memtx.records ORDER BY id;
