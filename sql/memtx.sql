@@ -267,6 +267,204 @@ CREATE FUNCTION memtx.set_role_tier(role text, tier memtx.risk_tier) RETURNS voi
     SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION memtx.set_role_tier(text, memtx.risk_tier) IS 'harness: the risk tier given to transactions begun by a role (NULL tier removes it)';
 
+/* --------------------------------------------------------- the protocol API */
+
+-- Every API function is C, runs as the calling role for permission decisions
+-- and as the extension owner for table access, and pins search_path.
+
+CREATE FUNCTION memtx.begin(tier memtx.risk_tier DEFAULT NULL, agent text DEFAULT NULL,
+                            namespace text DEFAULT 'default', isolation memtx.isolation DEFAULT NULL)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'memtx_begin'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION memtx.begin(memtx.risk_tier, text, text, memtx.isolation) IS 'open a memtx transaction and capture its snapshot; tier, agent and isolation are for harnesses';
+
+CREATE FUNCTION memtx.stage(tx bigint, entity text, attribute text, value jsonb,
+                            kind memtx.kind DEFAULT 'belief', source text DEFAULT NULL,
+                            confidence double precision DEFAULT 1.0, derived_from bigint[] DEFAULT '{}',
+                            scope memtx.scope DEFAULT 'private', readers text[] DEFAULT NULL,
+                            writers text[] DEFAULT NULL, valid tstzrange DEFAULT NULL,
+                            observed_at timestamptz DEFAULT NULL)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'memtx_stage'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION memtx.stage(bigint, text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz) IS 'stage a tentative record and its derived-from edges in an open transaction';
+
+CREATE FUNCTION memtx.read(tx bigint, entity text DEFAULT NULL, attribute text DEFAULT NULL)
+    RETURNS SETOF memtx.records
+    AS 'MODULE_PATHNAME', 'memtx_read'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION memtx.read(bigint, text, text) IS 'records visible to the transaction at its isolation level (a slot, an entity, or the namespace); adds them to its read set';
+
+CREATE FUNCTION memtx.commit(tx bigint)
+    RETURNS TABLE (record_id bigint, state memtx.state, reason text)
+    AS 'MODULE_PATHNAME', 'memtx_commit'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION memtx.commit(bigint) IS 'admit staged records through the four-check pipeline; idempotent (a repeat returns the stored outcome)';
+
+CREATE FUNCTION memtx.abort(tx bigint)
+    RETURNS SETOF memtx.rollback_log
+    AS 'MODULE_PATHNAME', 'memtx_abort'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION memtx.abort(bigint) IS 'abort an open transaction: revoke its staging (reason aborted) and repair descendants; returns the log rows written';
+
+CREATE FUNCTION memtx.revoke(record bigint, note text DEFAULT NULL)
+    RETURNS SETOF memtx.rollback_log
+    AS 'MODULE_PATHNAME', 'memtx_revoke'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION memtx.revoke(bigint, text) IS 'retract a record and repair every descendant by kind; owner or harness; returns the log rows written';
+
+CREATE FUNCTION memtx.resolve(record bigint, accept boolean)
+    RETURNS memtx.state
+    AS 'MODULE_PATHNAME', 'memtx_resolve'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION memtx.resolve(bigint, boolean) IS 'harness: settle a needs_review record (accept commits it and supersedes its rivals; reject revokes it with cascade); returns its new state';
+
+CREATE FUNCTION memtx.gate(tx bigint, tool text, OUT allowed boolean, OUT reason text, OUT blockers bigint[])
+    AS 'MODULE_PATHNAME', 'memtx_gate'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION memtx.gate(bigint, text) IS 'whether the transaction may call the tool now; a probe that records nothing';
+
+CREATE FUNCTION memtx.act(tx bigint, tool text, args jsonb, derived_from bigint[] DEFAULT '{}',
+                          effect_key text DEFAULT NULL,
+                          OUT allowed boolean, OUT reason text, OUT action_id bigint, OUT blockers bigint[])
+    AS 'MODULE_PATHNAME', 'memtx_act'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION memtx.act(bigint, text, jsonb, bigint[], text) IS 'gate a tool call with its declared inputs; an allowed call is recorded as a committed tool_action record, every call in the action log';
+
+CREATE FUNCTION memtx.expire_transactions()
+    RETURNS SETOF bigint
+    AS 'MODULE_PATHNAME', 'memtx_expire_transactions'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION memtx.expire_transactions() IS 'harness: abort (reason expired) every open transaction whose lease ran out; returns their ids';
+
+CREATE FUNCTION memtx.happened_before(xid xid8, pos bigint, snapshot pg_snapshot, snapshot_xid xid8, snapshot_pos bigint)
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'memtx_happened_before'
+    LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION memtx.happened_before(xid8, bigint, pg_snapshot, xid8, bigint) IS 'whether an event at (xid, pos) precedes a snapshot taken at (snapshot_xid, snapshot_pos)';
+
+CREATE FUNCTION memtx.check_invariants()
+    RETURNS TABLE (invariant text, record_id bigint, detail text)
+    AS 'MODULE_PATHNAME', 'memtx_check_invariants'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION memtx.check_invariants() IS 'harness: recompute I1, I2, G3 and single truth from the records, edges and action log; no rows when all hold';
+
+CREATE FUNCTION memtx.can_read(owner text, readers text[], scope memtx.scope)
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'memtx_can_read'
+    LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION memtx.can_read(text, text[], memtx.scope) IS 'whether the current role may read a record with this permission block';
+
+/* ----------------------------------------------------------- observability */
+
+CREATE FUNCTION memtx.lineage(record bigint, direction text DEFAULT 'down')
+    RETURNS TABLE (record_id bigint, depth integer, parent_ids bigint[], kind memtx.kind,
+                   state memtx.state, entity text, attribute text, value jsonb)
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF record IS NULL THEN
+        RAISE EXCEPTION 'record id must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF direction IS NULL OR direction NOT IN ('down', 'up') THEN
+        RAISE EXCEPTION 'direction must be ''down'' or ''up'', got %', coalesce(quote_literal(direction), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM memtx.records r WHERE r.id = record) THEN
+        RAISE EXCEPTION 'record % does not exist', record USING ERRCODE = 'undefined_object';
+    END IF;
+    RETURN QUERY
+    WITH RECURSIVE walk(id, depth) AS (
+        SELECT record, 0
+        UNION
+        SELECT CASE WHEN direction = 'down' THEN e.child ELSE e.parent END, w.depth + 1
+          FROM walk w JOIN memtx.edges e
+            ON (direction = 'down' AND e.parent = w.id) OR (direction = 'up' AND e.child = w.id)
+    ), nodes AS (
+        SELECT w.id, min(w.depth) AS depth FROM walk w GROUP BY w.id
+    )
+    SELECT n.id, n.depth,
+           ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = n.id ORDER BY e.parent),
+           r.kind, r.state, r.entity, r.attribute, r.value
+      FROM nodes n JOIN memtx.records r ON r.id = n.id
+     ORDER BY n.depth, n.id;
+END
+$$;
+COMMENT ON FUNCTION memtx.lineage(bigint, text) IS 'walk the derived-from DAG from a record, down to its descendants or up to its ancestors; each record once, at its shortest depth';
+
+CREATE FUNCTION memtx.lineage_dot(record bigint)
+    RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    WITH nodes AS (
+        SELECT l.record_id, l.kind, l.state, l.entity, l.attribute FROM memtx.lineage(record, 'up') l
+        UNION
+        SELECT l.record_id, l.kind, l.state, l.entity, l.attribute FROM memtx.lineage(record, 'down') l
+    )
+    SELECT 'digraph lineage {' || E'\n' || '  rankdir=LR;' || E'\n'
+        || coalesce((SELECT string_agg(format('  r%s [label=%s%s];', n.record_id,
+                        to_json(format('#%s %s (%s)\n%s.%s', n.record_id, n.kind, n.state, n.entity, n.attribute)),
+                        CASE WHEN n.record_id = record THEN ', style=bold' ELSE '' END),
+                        E'\n' ORDER BY n.record_id) FROM nodes n), '')
+        || E'\n'
+        || coalesce((SELECT string_agg(format('  r%s -> r%s;', e.parent, e.child), E'\n' ORDER BY e.parent, e.child)
+                       FROM memtx.edges e
+                      WHERE e.child IN (SELECT record_id FROM nodes)
+                        AND e.parent IN (SELECT record_id FROM nodes)), '')
+        || E'\n}';
+END;
+COMMENT ON FUNCTION memtx.lineage_dot(bigint) IS 'the lineage of a record (ancestors and descendants) as Graphviz DOT';
+
+CREATE VIEW memtx.in_flight AS
+    SELECT r.id AS record_id, r.tx_id, r.namespace, r.entity, r.attribute, r.created_at AS staged_at
+      FROM memtx.records r
+     WHERE r.state = 'tentative';
+COMMENT ON VIEW memtx.in_flight IS 'tentative records: what the action gate waits for';
+
+CREATE VIEW memtx.review_queue AS
+    SELECT c.id AS record_id, c.tx_id, c.namespace, c.entity, c.attribute, c.value,
+           ARRAY(SELECT r.id FROM memtx.records r
+                  WHERE r.namespace = c.namespace AND r.entity = c.entity
+                    AND r.attribute = c.attribute AND r.valid && c.valid
+                    AND r.state IN ('committed', 'action_safe')
+                    AND r.value::text <> c.value::text
+                  ORDER BY r.id) AS rival_ids
+      FROM memtx.records c
+     WHERE c.state = 'quarantined' AND c.reason = 'needs_review';
+COMMENT ON VIEW memtx.review_queue IS 'records quarantined for review, with the active rivals they contest';
+
+CREATE VIEW memtx.stats AS
+    SELECT (SELECT count(*) FROM memtx.transactions) AS transactions,
+           (SELECT count(*) FROM memtx.transactions WHERE status = 'open') AS open_transactions,
+           (SELECT count(*) FROM memtx.records
+             WHERE verdict IN ('committed', 'action_safe') AND kind <> 'tool_action') AS commits,
+           (SELECT count(*) FROM memtx.records WHERE verdict = 'quarantined') AS quarantines,
+           (SELECT coalesce(jsonb_object_agg(q.reason, q.n), '{}')
+              FROM (SELECT verdict_reason AS reason, count(*) AS n FROM memtx.records
+                     WHERE verdict = 'quarantined' GROUP BY verdict_reason) q) AS quarantines_by_reason,
+           (SELECT coalesce(sum(verifier_calls), 0)::bigint FROM memtx.transactions) AS verifier_calls,
+           (SELECT count(*) FROM memtx.action_log WHERE allowed) AS actions_allowed,
+           (SELECT count(*) FROM memtx.action_log WHERE NOT allowed) AS gate_blocks,
+           (SELECT count(DISTINCT root_id) FROM memtx.rollback_log) AS cascades,
+           (SELECT count(*) FROM memtx.rollback_log WHERE action = 'leaked') AS leaks,
+           (SELECT count(*) FROM memtx.compensations) AS compensations,
+           (SELECT count(*) FROM memtx.records WHERE state = 'tentative') AS in_flight;
+COMMENT ON VIEW memtx.stats IS 'protocol counters: commits, quarantines by reason, verifier calls, gate blocks, cascades, leaks, compensations';
+
 /* -------------------------------------------------------------- privileges */
 
 -- Agents reach memtx through the API functions (EXECUTE is PUBLIC's by

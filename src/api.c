@@ -76,7 +76,16 @@ MemtxPlan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes)
 int
 MemtxExec(SPIPlanPtr plan, const Datum *values, const char *nulls, bool read_only, long limit)
 {
-	int			rc = SPI_execute_plan(plan, (Datum *) values, nulls, read_only, limit);
+	int			rc;
+
+	/*
+	 * Always read-write: each query then takes a fresh snapshot (READ
+	 * COMMITTED) after a command-counter increment, so it sees this call's
+	 * own writes and everything committed before it.  read_only only
+	 * documents intent at the call site.
+	 */
+	(void) read_only;
+	rc = SPI_execute_plan(plan, (Datum *) values, nulls, false, limit);
 
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_plan failed: %s", SPI_result_code_string(rc));
@@ -189,4 +198,14 @@ MemtxHashStrings(const char *a, const char *b, const char *c)
 	if (c)
 		h = hash_combine(h, hash_bytes((const unsigned char *) c, strlen(c)));
 	return h;
+}
+
+/* A memtx.state datum for a function declared to return memtx.state. */
+Datum
+MemtxStateDatum(FunctionCallInfo fcinfo, MemtxState state)
+{
+	Oid			type = get_fn_expr_rettype(fcinfo->flinfo);
+
+	return DirectFunctionCall2(enum_in, CStringGetDatum(MemtxStateNames[state]),
+							   ObjectIdGetDatum(type));
 }

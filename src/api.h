@@ -39,6 +39,7 @@ extern void MemtxRequireArg(FunctionCallInfo fcinfo, int argno, const char *name
 extern void MemtxCheckUnit(double v, const char *name);
 extern void MemtxCheckText(text *t, const char *name, int maxbytes);
 extern int64 MemtxNextClock(void);
+extern Datum MemtxStateDatum(FunctionCallInfo fcinfo, MemtxState state);
 
 /* Advisory locks in memtx's own lock space. */
 #define MEMTX_LOCK_SLOT		1

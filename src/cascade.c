@@ -1,0 +1,433 @@
+/*
+ * cascade.c — retraction and typed cascade repair (SPEC §6).
+ *
+ * memtx.abort(tx) and memtx.revoke(record, note) share one routine.  It
+ * revokes each root, logs it, then walks every transitive descendant once —
+ * a recursive query over the edges' parent index whose UNION visits a
+ * diamond's base once — and repairs by kind and state:
+ *
+ *   tentative, raw, superseded, quarantined at commit   revoked (revoked_parent)
+ *   active belief                                       revoked (revoked_parent)
+ *   active summary, profile, index_entry, shared_copy   quarantined (invalidated),
+ *                                                       entered in the registry
+ *   active tool_action                                  compensated (reversible
+ *                                                       tool: obligation row) or
+ *                                                       leaked; then revoked
+ *   view already quarantined and registered, revoked    left alone, no log row
+ *
+ * The walk goes on through revoked records, so nothing derived from them is
+ * left tentative or active.  Repairs are applied set-wise, one statement per
+ * kind of repair, and every repair and each root writes one rollback_log row;
+ * cost is linear in the number of descendants and independent of store size.
+ *
+ * A cascade holds its namespace lock exclusive: stages, commits, acts and
+ * resolutions (shared holders) wait for it or it for them, so the descendant
+ * set it repairs is the complete one, and no commit can interleave with it.
+ */
+#include "pipeline.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+typedef struct RepairList
+{
+	Datum	   *ids;
+	Datum	   *kinds;
+	Datum	   *actions;
+	Datum	   *reasons;
+	int			n;
+	int			cap;
+} RepairList;
+
+static void
+RepairAdd(RepairList *l, int64 id, const char *kind, const char *action, const char *reason)
+{
+	if (l->n == l->cap)
+	{
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->ids = l->ids ? repalloc(l->ids, sizeof(Datum) * l->cap) : palloc(sizeof(Datum) * l->cap);
+		l->kinds = l->kinds ? repalloc(l->kinds, sizeof(Datum) * l->cap) : palloc(sizeof(Datum) * l->cap);
+		l->actions = l->actions ? repalloc(l->actions, sizeof(Datum) * l->cap) : palloc(sizeof(Datum) * l->cap);
+		l->reasons = l->reasons ? repalloc(l->reasons, sizeof(Datum) * l->cap) : palloc(sizeof(Datum) * l->cap);
+	}
+	l->ids[l->n] = Int64GetDatum(id);
+	l->kinds[l->n] = CStringGetTextDatum(kind);
+	l->actions[l->n] = CStringGetTextDatum(action);
+	l->reasons[l->n] = CStringGetTextDatum(reason);
+	l->n++;
+}
+
+static Datum
+CascadeIds(Datum *ids, int n)
+{
+	return PointerGetDatum(construct_array(ids, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+static Datum
+CascadeTexts(Datum *texts, int n)
+{
+	return PointerGetDatum(construct_array(texts, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/* Revoke ids (any non-terminal state) with reason; tentative ones settle now. */
+static void
+CascadeRevokeIds(Datum *ids, int n, const char *reason)
+{
+	static SPIPlanPtr unvalidate;
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8ARRAYOID, TEXTOID};
+	Datum		values[2];
+
+	if (n == 0)
+		return;
+	values[0] = CascadeIds(ids, n);
+	values[1] = CStringGetTextDatum(reason);
+	/* validated is a step inside commit; it can only leave through quarantine */
+	MemtxExec(MemtxPlan(&unvalidate,
+						"UPDATE memtx.records SET state = 'quarantined' "
+						"WHERE id = ANY ($1) AND state = 'validated'",
+						1, types),
+			  values, NULL, false, 0);
+	MemtxExec(MemtxPlan(&plan,
+						"UPDATE memtx.records SET state = 'revoked', reason = $2, "
+						"verdict = CASE WHEN state = 'tentative' THEN 'revoked' ELSE verdict END, "
+						"verdict_reason = CASE WHEN state = 'tentative' THEN $2 ELSE verdict_reason END, "
+						"settled_xid = coalesce(settled_xid, pg_catalog.pg_current_xact_id()), "
+						"settled_pos = coalesce(settled_pos, pg_catalog.nextval('memtx.clock')) "
+						"WHERE id = ANY ($1) AND state <> 'revoked'",
+						2, types),
+			  values, NULL, false, 0);
+}
+
+/* Write the log rows of one root's cascade; emit them when out is given. */
+static void
+CascadeLog(int64 root, RepairList *l, const char *note, Tuplestorestate *out, TupleDesc outdesc)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8OID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID};
+	Datum		values[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+
+	if (l->n == 0)
+		return;
+	values[0] = Int64GetDatum(root);
+	values[1] = CascadeIds(l->ids, l->n);
+	values[2] = CascadeTexts(l->kinds, l->n);
+	values[3] = CascadeTexts(l->actions, l->n);
+	values[4] = CascadeTexts(l->reasons, l->n);
+	values[5] = note ? CStringGetTextDatum(note) : (Datum) 0;
+	nulls[5] = note ? ' ' : 'n';
+	MemtxExec(MemtxPlan(&plan,
+						"INSERT INTO memtx.rollback_log (root_id, record_id, kind, action, reason, note, pos) "
+						"SELECT $1, u.id, u.kind::memtx.kind, u.action, u.reason, $6, "
+						"       pg_catalog.nextval('memtx.clock') "
+						"FROM unnest($2, $3, $4, $5) WITH ORDINALITY AS u(id, kind, action, reason, ord) "
+						"ORDER BY u.ord RETURNING *",
+						6, types),
+			  values, nulls, false, 0);
+	if (out)
+		for (uint64 i = 0; i < SPI_processed; i++)
+			tuplestore_puttuple(out, SPI_tuptable->vals[i]);
+}
+
+/*
+ * Retract roots (all in namespace ns) with root_reason, repairing their
+ * descendants.  Returns the number of log rows written.
+ */
+int
+CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
+		   const char *root_reason, const char *note,
+		   Tuplestorestate *out, TupleDesc outdesc)
+{
+	static SPIPlanPtr lock_roots;
+	static SPIPlanPtr walk;
+	static SPIPlanPtr quarantine;
+	static SPIPlanPtr registry;
+	static SPIPlanPtr compensate;
+	static const Oid ids_types[] = {INT8ARRAYOID};
+	static const Oid reg_types[] = {INT8ARRAYOID, INT8OID};
+	Datum	   *rootids;
+	Datum		values[2];
+	int			written = 0;
+	SPITupleTable *tuptable;
+	uint64		n;
+	RepairList *rootlog;
+
+	MemtxLockNamespace(ns, true);
+
+	/* Revoke every live root first, so a root below another keeps its own reason. */
+	rootids = palloc(sizeof(Datum) * (nroots + 1));
+	for (int i = 0; i < nroots; i++)
+		rootids[i] = Int64GetDatum(roots[i]);
+	values[0] = CascadeIds(rootids, nroots);
+	MemtxExec(MemtxPlan(&lock_roots,
+						"SELECT id, kind::text FROM memtx.records "
+						"WHERE id = ANY ($1) AND state <> 'revoked' ORDER BY id FOR UPDATE",
+						1, ids_types),
+			  values, NULL, false, 0);
+	tuptable = SPI_tuptable;
+	n = SPI_processed;
+	rootlog = palloc0(sizeof(RepairList) * (n + 1));
+	for (uint64 i = 0; i < n; i++)
+	{
+		rootids[i] = Int64GetDatum(strtoll(SPI_getvalue(tuptable->vals[i], tuptable->tupdesc, 1), NULL, 10));
+		RepairAdd(&rootlog[i], DatumGetInt64(rootids[i]),
+				  SPI_getvalue(tuptable->vals[i], tuptable->tupdesc, 2), "revoked", root_reason);
+	}
+	CascadeRevokeIds(rootids, (int) n, root_reason);
+
+	for (uint64 r = 0; r < n; r++)
+	{
+		int64		root = DatumGetInt64(rootids[r]);
+		RepairList *log = &rootlog[r];
+		RepairList	revoke = {0};
+		RepairList	views = {0};
+		RepairList	comp = {0};
+		SPITupleTable *desc;
+		uint64		nd;
+
+		values[0] = Int64GetDatum(root);
+		MemtxExec(MemtxPlan(&walk,
+							"WITH RECURSIVE d(id) AS ("
+							"  SELECT child FROM memtx.edges WHERE parent = $1"
+							"  UNION"
+							"  SELECT e.child FROM memtx.edges e JOIN d ON e.parent = d.id)"
+							"SELECT r.id, r.kind::text, r.state::text, rr.record_id IS NOT NULL, "
+							"       coalesce(t.reversible, false), t.compensator, r.entity "
+							"FROM d JOIN memtx.records r ON r.id = d.id "
+							"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = r.id "
+							"LEFT JOIN memtx.tools t ON r.kind = 'tool_action' "
+							"      AND t.name = pg_catalog.substr(r.entity, 6) "
+							"ORDER BY r.id FOR UPDATE OF r",
+							1, (Oid[]) {INT8OID}),
+				  values, NULL, false, 0);
+		desc = SPI_tuptable;
+		nd = SPI_processed;
+		for (uint64 i = 0; i < nd; i++)
+		{
+			HeapTuple	tup = desc->vals[i];
+			TupleDesc	td = desc->tupdesc;
+			int64		id = strtoll(SPI_getvalue(tup, td, 1), NULL, 10);
+			char	   *kind = SPI_getvalue(tup, td, 2);
+			MemtxState	state = MemtxStateFromName(SPI_getvalue(tup, td, 3));
+			bool		isnull;
+			bool		registered = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
+			bool		reversible = DatumGetBool(SPI_getbinval(tup, td, 5, &isnull));
+			int			k = MemtxLabelIndex(MemtxKindNames, 6, kind);
+
+			if (state == MS_REVOKED)
+				continue;
+			if (state == MS_QUARANTINED && registered)
+				continue;
+			if (MEMTX_IS_ACTIVE(state) && KIND_IS_VIEW(k))
+			{
+				RepairAdd(&views, id, kind, "quarantined", "invalidated");
+				RepairAdd(log, id, kind, "quarantined", "invalidated");
+				continue;
+			}
+			if (MEMTX_IS_ACTIVE(state) && k == KIND_TOOL_ACTION)
+			{
+				if (reversible)
+					RepairAdd(&comp, id, kind, "compensated", "revoked_parent");
+				RepairAdd(log, id, kind, reversible ? "compensated" : "leaked", "revoked_parent");
+			}
+			else
+				RepairAdd(log, id, kind, "revoked", "revoked_parent");
+			RepairAdd(&revoke, id, kind, "revoked", "revoked_parent");
+		}
+
+		CascadeRevokeIds(revoke.ids, revoke.n, "revoked_parent");
+		if (views.n > 0)
+		{
+			values[0] = CascadeIds(views.ids, views.n);
+			values[1] = Int64GetDatum(root);
+			MemtxExec(MemtxPlan(&quarantine,
+								"UPDATE memtx.records SET state = 'quarantined', reason = 'invalidated' "
+								"WHERE id = ANY ($1)",
+								1, ids_types),
+					  values, NULL, false, 0);
+			MemtxExec(MemtxPlan(&registry,
+								"INSERT INTO memtx.revocation_registry (record_id, root_id) "
+								"SELECT unnest($1), $2 ON CONFLICT (record_id) DO NOTHING",
+								2, reg_types),
+					  values, NULL, false, 0);
+		}
+		if (comp.n > 0)
+		{
+			values[0] = CascadeIds(comp.ids, comp.n);
+			values[1] = Int64GetDatum(root);
+			MemtxExec(MemtxPlan(&compensate,
+								"INSERT INTO memtx.compensations (root_id, action_id, tool, compensator, args) "
+								"SELECT $2, r.id, pg_catalog.substr(r.entity, 6), t.compensator, r.value "
+								"FROM memtx.records r LEFT JOIN memtx.tools t "
+								"  ON t.name = pg_catalog.substr(r.entity, 6) "
+								"WHERE r.id = ANY ($1) ORDER BY r.id",
+								2, reg_types),
+					  values, NULL, false, 0);
+		}
+		CascadeLog(root, log, note, out, outdesc);
+		written += log->n;
+		MemtxNotify("cascade", ns, 0, root, root_reason, log->n);
+	}
+	return written;
+}
+
+/*
+ * memtx.revoke(record, note) → SETOF memtx.rollback_log
+ */
+PG_FUNCTION_INFO_V1(memtx_revoke);
+Datum
+memtx_revoke(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr load;
+	static const Oid types[] = {INT8OID};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemtxCall	call;
+	Datum		values[1];
+	int64		id;
+	char	   *ns;
+	char	   *owner;
+	char	   *note = NULL;
+
+	MemtxRequireArg(fcinfo, 0, "record id");
+	id = PG_GETARG_INT64(0);
+	if (!PG_ARGISNULL(1))
+	{
+		note = text_to_cstring(PG_GETARG_TEXT_PP(1));
+		if (strlen(note) > 4096)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("note is too long (%zu bytes, at most 4096)", strlen(note))));
+	}
+	InitMaterializedSRF(fcinfo, 0);
+
+	MemtxCallBegin(&call);
+	values[0] = Int64GetDatum(id);
+	MemtxExec(MemtxPlan(&load,
+						"SELECT namespace, owner FROM memtx.records WHERE id = $1",
+						1, types),
+			  values, NULL, true, 1);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("record %lld does not exist", (long long) id)));
+	ns = MemtxGetText(0, 1);
+	owner = MemtxGetText(0, 2);
+	if (!MemtxRoleIsMember(call.caller, owner) && !MemtxIsHarness(call.caller))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to revoke record %lld", (long long) id),
+				 errdetail("Only its owner \"%s\" or a harness may revoke it.", owner)));
+
+	CascadeRun(&call, ns, &id, 1, "revoked", note, rsinfo->setResult, rsinfo->setDesc);
+	MemtxCallEnd(&call);
+	return (Datum) 0;
+}
+
+/* Abort transaction t: revoke its tentative staging with reason, repair. */
+static void
+CascadeAbortTxn(MemtxCall *call, MemtxTxn *t, const char *reason,
+				Tuplestorestate *out, TupleDesc outdesc)
+{
+	static SPIPlanPtr staged;
+	static const Oid types[] = {INT8OID};
+	Datum		values[1];
+	int64	   *ids;
+	uint64		n;
+
+	MemtxLockNamespace(t->namespace, true);
+	values[0] = Int64GetDatum(t->id);
+	MemtxExec(MemtxPlan(&staged,
+						"SELECT id FROM memtx.records WHERE tx_id = $1 AND state = 'tentative' ORDER BY id",
+						1, types),
+			  values, NULL, true, 0);
+	n = SPI_processed;
+	ids = palloc(sizeof(int64) * (n + 1));
+	for (uint64 i = 0; i < n; i++)
+		ids[i] = MemtxGetInt64(i, 1);
+	CascadeRun(call, t->namespace, ids, (int) n, reason, NULL, out, outdesc);
+	TxnEnd(t, "aborted", reason);
+	MemtxNotify(strcmp(reason, "expired") == 0 ? "expired" : "aborted",
+				t->namespace, t->id, 0, reason, (int64) n);
+}
+
+/*
+ * memtx.abort(tx) → SETOF memtx.rollback_log
+ *
+ * Aborting an aborted transaction returns no rows; a committed one cannot be
+ * aborted (revoke its records instead).
+ */
+PG_FUNCTION_INFO_V1(memtx_abort);
+Datum
+memtx_abort(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemtxCall	call;
+	MemtxTxn   *t;
+
+	MemtxRequireArg(fcinfo, 0, "transaction id");
+	InitMaterializedSRF(fcinfo, 0);
+	MemtxCallBegin(&call);
+	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_ANY);
+	if (TXN_ABORTED(t))
+	{
+		MemtxCallEnd(&call);
+		return (Datum) 0;
+	}
+	if (!TXN_OPEN(t))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("memtx transaction %lld is %s and cannot be aborted",
+						(long long) t->id, t->status),
+				 errhint("Revoke its records with memtx.revoke instead.")));
+	CascadeAbortTxn(&call, t, "aborted", rsinfo->setResult, rsinfo->setDesc);
+	MemtxCallEnd(&call);
+	return (Datum) 0;
+}
+
+/*
+ * memtx.expire_transactions() → SETOF bigint
+ *
+ * Aborts, with reason expired, every open transaction whose lease ran out.
+ * Transactions locked by a call in progress are skipped (that call renews
+ * their lease).
+ */
+PG_FUNCTION_INFO_V1(memtx_expire_transactions);
+Datum
+memtx_expire_transactions(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr expired;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemtxCall	call;
+	int64	   *ids;
+	uint64		n;
+
+	InitMaterializedSRF(fcinfo, 0);
+	MemtxCallBegin(&call);
+	MemtxRequireHarness(&call, "expire transactions");
+	MemtxExec(MemtxPlan(&expired,
+						"SELECT id FROM memtx.transactions "
+						"WHERE status = 'open' AND lease_expires_at < pg_catalog.clock_timestamp() "
+						"ORDER BY id FOR UPDATE SKIP LOCKED",
+						0, NULL),
+			  NULL, NULL, false, 0);
+	n = SPI_processed;
+	ids = palloc(sizeof(int64) * (n + 1));
+	for (uint64 i = 0; i < n; i++)
+		ids[i] = MemtxGetInt64(i, 1);
+	for (uint64 i = 0; i < n; i++)
+	{
+		MemtxTxn   *t;
+		Datum		v = Int64GetDatum(ids[i]);
+		bool		isnull = false;
+
+		/* load without renewing: the lease is over */
+		t = TxnLoadExpired(ids[i]);
+		CascadeAbortTxn(&call, t, "expired", NULL, NULL);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &v, &isnull);
+	}
+	MemtxCallEnd(&call);
+	return (Datum) 0;
+}

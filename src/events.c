@@ -1,0 +1,42 @@
+/*
+ * events.c — NOTIFY events on channel "memtx" (SPEC §9).
+ *
+ * Commit outcomes, cascades (revocations, aborts, expiries), quarantines for
+ * review and resolutions are announced with a small JSON payload, delivered
+ * when the SQL transaction commits, so agent backends can LISTEN instead of
+ * polling.  Payload: {"event": ..., "namespace": ..., "tx": ..., "record": ...,
+ * "reason": ..., "count": ...}; absent fields are omitted.
+ */
+#include "pipeline.h"
+
+#include "commands/async.h"
+#include "lib/stringinfo.h"
+#include "utils/json.h"
+
+void
+MemtxNotify(const char *event, const char *ns, int64 tx, int64 record,
+			const char *reason, int64 count)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"event\": ");
+	escape_json(&buf, event);
+	appendStringInfoString(&buf, ", \"namespace\": ");
+	/* namespaces are at most 256 bytes; keep the payload far below the limit */
+	escape_json(&buf, ns);
+	if (tx > 0)
+		appendStringInfo(&buf, ", \"tx\": %lld", (long long) tx);
+	if (record > 0)
+		appendStringInfo(&buf, ", \"record\": %lld", (long long) record);
+	if (reason)
+	{
+		appendStringInfoString(&buf, ", \"reason\": ");
+		escape_json(&buf, reason);
+	}
+	if (count > 0)
+		appendStringInfo(&buf, ", \"count\": %lld", (long long) count);
+	appendStringInfoChar(&buf, '}');
+	Async_Notify("memtx", buf.data);
+	pfree(buf.data);
+}

@@ -1,0 +1,448 @@
+/*
+ * gate.c — the action gate: memtx.gate and memtx.act (SPEC §5).
+ *
+ * Reversible tools pass.  An irreversible tool is blocked while any tentative
+ * record of the namespace is in flight (in_flight_tentative; the caller's own
+ * staging included) — a probe of the partial index on tentative records,
+ * proportional to what is in flight and independent of store size — and, at
+ * the external_action tier, when no action_safe record is visible to the
+ * transaction (no_action_safe_support).  act then checks the declared inputs
+ * (input_not_visible, input_not_action_safe, inputs_required).
+ *
+ * What the gate saw is logged with each call: its PostgreSQL snapshot, xid
+ * and clock position.  A record was in flight for the gate exactly when its
+ * staging is visible in that snapshot and its settling is not, which lets
+ * memtx.check_invariants recompute I1 from the records alone.  Because the
+ * check reads the snapshot it logs, a stage that commits concurrently is
+ * either seen (and blocks) or lies after the gate in every respect.
+ *
+ * effect_key makes an effect at-most-once per namespace: act serializes on
+ * an advisory lock for (namespace, key), and once a call with the key was
+ * allowed every repeat returns that decision and records nothing.  Blocked
+ * calls do not use the key up.
+ */
+#include "pipeline.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/xid8.h"
+
+typedef struct GateView
+{
+	bool		allowed;
+	const char *reason;
+	Datum		blockers;		/* int8[] */
+	Datum		snapshot;
+	Datum		xid;
+	int64		pos;
+} GateView;
+
+static Datum
+GateEmptyIds(void)
+{
+	return PointerGetDatum(construct_empty_array(INT8OID));
+}
+
+/* Whether tool is reversible; unregistered tools are not. */
+static bool
+GateReversible(const char *tool)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {TEXTOID};
+	Datum		values[1];
+
+	values[0] = CStringGetTextDatum(tool);
+	MemtxExec(MemtxPlan(&plan, "SELECT reversible FROM memtx.tools WHERE name = $1", 1, types),
+			  values, NULL, true, 1);
+	return SPI_processed > 0 && MemtxGetBool(0, 1);
+}
+
+/* Whether any action_safe record of t's namespace is visible to t. */
+static bool
+GateActionSafeSupport(MemtxTxn *t)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {TEXTOID};
+	Datum		values[1];
+	Portal		portal;
+	bool		found = false;
+
+	values[0] = CStringGetTextDatum(t->namespace);
+	portal = SPI_cursor_open(NULL,
+							 MemtxPlan(&plan,
+									   "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
+									   "AND r.state = 'action_safe' ORDER BY r.id DESC",
+									   1, types),
+							 values, NULL, false);
+	while (!found)
+	{
+		SPITupleTable *tt;
+		uint64		n;
+
+		SPI_cursor_fetch(portal, true, 64);
+		tt = SPI_tuptable;
+		n = SPI_processed;
+		if (n == 0)
+			break;
+		for (uint64 i = 0; i < n && !found; i++)
+		{
+			MemtxRec	rec;
+
+			RecParse(tt->vals[i], tt->tupdesc, &rec);
+			found = VisVisible(t, &rec);
+		}
+		SPI_freetuptable(tt);
+	}
+	SPI_cursor_close(portal);
+	return found;
+}
+
+/*
+ * The gate's two conditions for tool.  When logged, also take the snapshot,
+ * xid and clock position of the probe (assigning an xid: the call writes).
+ */
+static void
+GateCheck(MemtxTxn *t, bool reversible, bool logged, GateView *g)
+{
+	static SPIPlanPtr probe;
+	static SPIPlanPtr probe_logged;
+	static const Oid types[] = {TEXTOID};
+	Datum		values[1];
+	bool		isnull;
+	ArrayType  *blockers;
+
+	memset(g, 0, sizeof(*g));
+	values[0] = CStringGetTextDatum(t->namespace);
+	if (logged)
+		MemtxExec(MemtxPlan(&probe_logged,
+							"SELECT ARRAY(SELECT id FROM memtx.records WHERE namespace = $1 "
+							"             AND state = 'tentative' ORDER BY id), "
+							"pg_catalog.pg_current_snapshot(), pg_catalog.pg_current_xact_id(), "
+							"pg_catalog.nextval('memtx.clock')",
+							1, types),
+				  values, NULL, false, 1);
+	else
+		MemtxExec(MemtxPlan(&probe,
+							"SELECT ARRAY(SELECT id FROM memtx.records WHERE namespace = $1 "
+							"             AND state = 'tentative' ORDER BY id)",
+							1, types),
+				  values, NULL, true, 1);
+	g->blockers = MemtxGet(0, 1, &isnull);
+	if (logged)
+	{
+		g->snapshot = MemtxGet(0, 2, &isnull);
+		g->xid = MemtxGet(0, 3, &isnull);
+		g->pos = MemtxGetInt64(0, 4);
+	}
+	g->allowed = true;
+	if (reversible)
+	{
+		g->blockers = GateEmptyIds();
+		return;
+	}
+	blockers = DatumGetArrayTypeP(g->blockers);
+	if (ArrayGetNItems(ARR_NDIM(blockers), ARR_DIMS(blockers)) > 0)
+	{
+		g->allowed = false;
+		g->reason = "in_flight_tentative";
+		return;
+	}
+	if (t->tier == MT_EXTERNAL_ACTION && !GateActionSafeSupport(t))
+	{
+		g->allowed = false;
+		g->reason = "no_action_safe_support";
+	}
+}
+
+static void
+GateCheckTool(FunctionCallInfo fcinfo, int argno)
+{
+	MemtxRequireArg(fcinfo, argno, "tool");
+	MemtxCheckText(PG_GETARG_TEXT_PP(argno), "tool", 256);
+}
+
+/*
+ * memtx.gate(tx, tool) → (allowed, reason, blockers)
+ *
+ * A probe: it records nothing.
+ */
+PG_FUNCTION_INFO_V1(memtx_gate);
+Datum
+memtx_gate(PG_FUNCTION_ARGS)
+{
+	MemtxCall	call;
+	MemtxTxn   *t;
+	GateView	g;
+	TupleDesc	desc;
+	Datum		out[3];
+	bool		nulls[3] = {false, false, false};
+	char	   *tool;
+
+	MemtxRequireArg(fcinfo, 0, "transaction id");
+	GateCheckTool(fcinfo, 1);
+	tool = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "memtx.gate must return a composite type");
+
+	MemtxCallBegin(&call);
+	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE);
+	GateCheck(t, GateReversible(tool), false, &g);
+	out[0] = BoolGetDatum(g.allowed);
+	nulls[1] = g.reason == NULL;
+	out[2] = SPI_datumTransfer(g.blockers, false, -1);
+	MemtxCallEnd(&call);
+
+	out[1] = g.reason ? CStringGetTextDatum(g.reason) : (Datum) 0;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), out, nulls)));
+}
+
+/* Check act's declared inputs; returns a reason or NULL, offenders in *bad. */
+static const char *
+GateInputs(MemtxTxn *t, ArrayType *inputs, Datum *bad)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8ARRAYOID};
+	Datum		values[1];
+	Datum	   *elems;
+	int			n;
+	int			nbad = 0;
+	const char *reason = NULL;
+	SPITupleTable *tt;
+	uint64		found;
+	Datum	   *offenders;
+
+	deconstruct_array(inputs, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, NULL, &n);
+	*bad = GateEmptyIds();
+	if (n == 0)
+		return NULL;
+	values[0] = PointerGetDatum(inputs);
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT r.* FROM memtx.records r WHERE r.id = ANY ($1) ORDER BY r.id",
+						1, types),
+			  values, NULL, true, 0);
+	tt = SPI_tuptable;
+	found = SPI_processed;
+	if (found != (uint64) n)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			bool		present = false;
+
+			for (uint64 j = 0; j < found && !present; j++)
+			{
+				MemtxRec	rec;
+
+				RecParse(tt->vals[j], tt->tupdesc, &rec);
+				present = rec.id == DatumGetInt64(elems[i]);
+			}
+			if (!present)
+				ereport(ERROR,
+						(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
+						 errmsg("input record %lld does not exist", (long long) DatumGetInt64(elems[i]))));
+		}
+	}
+	offenders = palloc(sizeof(Datum) * found);
+	for (uint64 j = 0; j < found; j++)
+	{
+		MemtxRec	rec;
+
+		RecParse(tt->vals[j], tt->tupdesc, &rec);
+		if (!VisVisible(t, &rec))
+			offenders[nbad++] = Int64GetDatum(rec.id);
+	}
+	if (nbad > 0)
+		reason = "input_not_visible";
+	else if (t->tier == MT_EXTERNAL_ACTION)
+	{
+		for (uint64 j = 0; j < found; j++)
+		{
+			MemtxRec	rec;
+
+			RecParse(tt->vals[j], tt->tupdesc, &rec);
+			if (rec.state != MS_ACTION_SAFE)
+				offenders[nbad++] = Int64GetDatum(rec.id);
+		}
+		if (nbad > 0)
+			reason = "input_not_action_safe";
+	}
+	if (nbad > 0)
+		*bad = PointerGetDatum(construct_array(offenders, nbad, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	return reason;
+}
+
+/*
+ * memtx.act(tx, tool, args, derived_from, effect_key)
+ *   → (allowed, reason, action_id, blockers)
+ */
+PG_FUNCTION_INFO_V1(memtx_act);
+Datum
+memtx_act(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr prior;
+	static SPIPlanPtr record;
+	static SPIPlanPtr edges;
+	static SPIPlanPtr log;
+	static const Oid prior_types[] = {TEXTOID, TEXTOID};
+	static const Oid record_types[] = {INT8OID, TEXTOID, TEXTOID, JSONBOID, FLOAT8OID, TEXTOID};
+	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID};
+	static const Oid log_types[] = {
+		INT8OID, TEXTOID, TEXTOID, BOOLOID, JSONBOID, INT8ARRAYOID, BOOLOID, TEXTOID,
+		INT8ARRAYOID, INT8OID, TEXTOID, PG_SNAPSHOTOID, XID8OID, INT8OID
+	};
+	MemtxCall	call;
+	MemtxTxn   *t;
+	GateView	g;
+	TupleDesc	desc;
+	char	   *tool;
+	ArrayType  *inputs;
+	int			ninputs;
+	bool		reversible;
+	const char *reason;
+	Datum		blockers;
+	int64		action_id = 0;
+	Datum		out[4];
+	bool		nulls[4] = {false, false, false, false};
+	Datum		values[14];
+	char		vnulls[14];
+	Datum	   *elems;
+
+	MemtxRequireArg(fcinfo, 0, "transaction id");
+	GateCheckTool(fcinfo, 1);
+	MemtxRequireArg(fcinfo, 2, "args");
+	MemtxRequireArg(fcinfo, 3, "derived_from");
+	if (VARSIZE_ANY(PG_GETARG_DATUM(2)) > 1024 * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("args is too large (%zu bytes, at most %d)",
+						VARSIZE_ANY(PG_GETARG_DATUM(2)), 1024 * 1024)));
+	if (!PG_ARGISNULL(4))
+		MemtxCheckText(PG_GETARG_TEXT_PP(4), "effect_key", 256);
+	tool = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	inputs = PG_GETARG_ARRAYTYPE_P(3);
+	if (ARR_NDIM(inputs) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("derived_from must be a one-dimensional array")));
+	if (array_contains_nulls(inputs))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("derived_from must not contain nulls")));
+	deconstruct_array(inputs, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, NULL, &ninputs);
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "memtx.act must return a composite type");
+
+	MemtxCallBegin(&call);
+	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE);
+	MemtxLockNamespace(t->namespace, false);
+
+	if (!PG_ARGISNULL(4))
+	{
+		char	   *key = text_to_cstring(PG_GETARG_TEXT_PP(4));
+
+		MemtxLockKey(MEMTX_LOCK_EFFECT, MemtxHashStrings(t->namespace, key, NULL), true);
+		values[0] = CStringGetTextDatum(t->namespace);
+		values[1] = PG_GETARG_DATUM(4);
+		MemtxExec(MemtxPlan(&prior,
+							"SELECT reason, action_id, blockers FROM memtx.action_log "
+							"WHERE namespace = $1 AND effect_key = $2 AND allowed",
+							2, prior_types),
+				  values, NULL, true, 1);
+		if (SPI_processed > 0)
+		{
+			bool		isnull;
+
+			out[0] = BoolGetDatum(true);
+			out[1] = MemtxGet(0, 1, &nulls[1]);
+			out[1] = nulls[1] ? (Datum) 0 : SPI_datumTransfer(out[1], false, -1);
+			out[2] = MemtxGet(0, 2, &nulls[2]);
+			out[3] = SPI_datumTransfer(MemtxGet(0, 3, &isnull), false, -1);
+			MemtxCallEnd(&call);
+			PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), out, nulls)));
+		}
+	}
+
+	reversible = GateReversible(tool);
+	GateCheck(t, reversible, true, &g);
+	reason = g.reason;
+	blockers = g.blockers;
+	if (reason == NULL)
+	{
+		reason = GateInputs(t, inputs, &blockers);
+		if (reason == NULL && !reversible && t->tier == MT_EXTERNAL_ACTION && ninputs == 0)
+			reason = "inputs_required";
+	}
+	else
+		(void) GateInputs(t, inputs, &values[0]);	/* unknown ids are errors regardless */
+
+	if (reason == NULL)
+	{
+		char		entity[300];
+
+		snprintf(entity, sizeof(entity), "tool:%s", tool);
+		values[0] = Int64GetDatum(t->id);
+		values[1] = CStringGetTextDatum(t->namespace);
+		values[2] = CStringGetTextDatum(entity);
+		values[3] = PG_GETARG_DATUM(2);
+		values[4] = Float8GetDatum(memtx_default_authority);
+		values[5] = CStringGetTextDatum(call.caller_name);
+		MemtxExec(MemtxPlan(&record,
+							"WITH n AS (SELECT pg_catalog.nextval('memtx.record_id_seq') AS id, "
+							"                  pg_catalog.nextval('memtx.clock') AS pos) "
+							"INSERT INTO memtx.records (id, tx_id, namespace, entity, attribute, value, "
+							"kind, state, authority, confidence, owner, scope, staged_xid, staged_pos, "
+							"settled_xid, settled_pos, committed_xid, committed_seq, verdict) "
+							"SELECT n.id, $1, $2, $3, n.id::text, $4, 'tool_action', 'committed', $5, 1.0, $6, "
+							"'private', pg_catalog.pg_current_xact_id(), n.pos, pg_catalog.pg_current_xact_id(), "
+							"n.pos, pg_catalog.pg_current_xact_id(), n.pos, 'committed' FROM n RETURNING id",
+							6, record_types),
+				  values, NULL, false, 0);
+		action_id = MemtxGetInt64(0, 1);
+		if (ninputs > 0)
+		{
+			values[0] = Int64GetDatum(action_id);
+			values[1] = PointerGetDatum(inputs);
+			MemtxExec(MemtxPlan(&edges,
+								"INSERT INTO memtx.edges (child, parent) "
+								"SELECT DISTINCT $1, unnest($2)",
+								2, edge_types),
+					  values, NULL, false, 0);
+		}
+	}
+
+	memset(vnulls, ' ', sizeof(vnulls));
+	values[0] = Int64GetDatum(t->id);
+	values[1] = CStringGetTextDatum(t->namespace);
+	values[2] = CStringGetTextDatum(tool);
+	values[3] = BoolGetDatum(reversible);
+	values[4] = PG_GETARG_DATUM(2);
+	values[5] = PointerGetDatum(inputs);
+	values[6] = BoolGetDatum(reason == NULL);
+	values[7] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
+	vnulls[7] = reason ? ' ' : 'n';
+	values[8] = blockers;
+	values[9] = Int64GetDatum(action_id);
+	vnulls[9] = action_id ? ' ' : 'n';
+	values[10] = PG_ARGISNULL(4) ? (Datum) 0 : PG_GETARG_DATUM(4);
+	vnulls[10] = PG_ARGISNULL(4) ? 'n' : ' ';
+	values[11] = g.snapshot;
+	values[12] = g.xid;
+	values[13] = Int64GetDatum(g.pos);
+	MemtxExec(MemtxPlan(&log,
+						"INSERT INTO memtx.action_log (tx_id, namespace, tool, reversible, args, inputs, "
+						"allowed, reason, blockers, action_id, effect_key, gate_snapshot, gate_xid, gate_pos) "
+						"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+						14, log_types),
+			  values, vnulls, false, 0);
+
+	out[0] = BoolGetDatum(reason == NULL);
+	nulls[1] = reason == NULL;
+	out[2] = Int64GetDatum(action_id);
+	nulls[2] = action_id == 0;
+	out[3] = SPI_datumTransfer(blockers, false, -1);
+	MemtxCallEnd(&call);
+	out[1] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), out, nulls)));
+}

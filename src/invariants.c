@@ -1,0 +1,141 @@
+/*
+ * invariants.c — memtx.check_invariants (SPEC §8).
+ *
+ * The checker recomputes every invariant from the records, the edges and the
+ * action log, never from what the repair code believes it did:
+ *
+ *   I1  each allowed irreversible action was allowed under §5 at the moment
+ *       it was recorded: no record whose staging the gate's snapshot could
+ *       see was still unsettled in it, and the logged gate saw no blockers;
+ *   I2  no transitive descendant of a retraction root is active, or tentative
+ *       since before the retraction; every view quarantined by a cascade is
+ *       in the registry; every tool_action descendant has a compensated or
+ *       leaked entry;
+ *   G3  no active record has a revoked or registered transitive ancestor;
+ *   single truth  no two active records share a slot with overlapping
+ *       validity and different values.
+ *
+ * It returns one row per violation and nothing when all hold.  Unlike the
+ * hot paths it reads whole tables: it is an audit, like amcheck.
+ */
+#include "record.h"
+
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/xid8.h"
+
+static const char *const InvariantQueries[] = {
+	/* I1: something was in flight when an irreversible action was allowed */
+	"SELECT 'I1', a.action_id, pg_catalog.format("
+	"  'action %s (%s, log %s) was allowed while record %s was in flight', "
+	"  a.action_id, a.tool, a.id, r.id) "
+	"FROM memtx.action_log a JOIN memtx.records r "
+	"  ON r.namespace = a.namespace AND r.staged_pos < a.gate_pos "
+	"WHERE a.allowed AND NOT a.reversible AND r.id IS DISTINCT FROM a.action_id "
+	"  AND memtx.happened_before(r.staged_xid, r.staged_pos, a.gate_snapshot, a.gate_xid, a.gate_pos) "
+	"  AND NOT coalesce(memtx.happened_before(r.settled_xid, r.settled_pos, "
+	"                   a.gate_snapshot, a.gate_xid, a.gate_pos), false)",
+	/* I1: the log says the gate saw blockers, yet the call was allowed */
+	"SELECT 'I1', a.action_id, pg_catalog.format("
+	"  'action log %s allowed %s although the gate saw blockers %s', a.id, a.tool, a.blockers) "
+	"FROM memtx.action_log a "
+	"WHERE a.allowed AND NOT a.reversible AND pg_catalog.cardinality(a.blockers) > 0",
+	/* I2: descendants of retraction roots left active or tentative */
+	"WITH RECURSIVE roots(id, pos) AS ("
+	"  SELECT root_id, min(pos) FROM memtx.rollback_log WHERE record_id = root_id GROUP BY root_id),"
+	" d(root, id) AS ("
+	"  SELECT r.id, e.child FROM roots r JOIN memtx.edges e ON e.parent = r.id"
+	"  UNION"
+	"  SELECT d.root, e.child FROM d JOIN memtx.edges e ON e.parent = d.id) "
+	"SELECT DISTINCT ON (x.id) 'I2', x.id, pg_catalog.format("
+	"  'record %s (%s) descends from retracted record %s but is %s', x.id, x.kind, d.root, x.state) "
+	"FROM d JOIN memtx.records x ON x.id = d.id JOIN roots ON roots.id = d.root "
+	"WHERE x.state IN ('committed', 'action_safe') "
+	"   OR (x.state = 'tentative' AND x.staged_pos < roots.pos) "
+	"ORDER BY x.id, d.root",
+	/* I2: views quarantined by a cascade but missing from the registry */
+	"SELECT 'I2', x.id, pg_catalog.format("
+	"  'view %s (%s) was quarantined by a cascade but is not in the revocation registry', x.id, x.kind) "
+	"FROM memtx.records x "
+	"WHERE x.state = 'quarantined' AND x.reason = 'invalidated' "
+	"  AND x.kind IN ('summary', 'profile', 'index_entry', 'shared_copy') "
+	"  AND NOT EXISTS (SELECT 1 FROM memtx.revocation_registry rr WHERE rr.record_id = x.id)",
+	/* I2: tool actions below a retraction without a compensated or leaked entry */
+	"WITH RECURSIVE roots(id) AS ("
+	"  SELECT DISTINCT root_id FROM memtx.rollback_log WHERE record_id = root_id),"
+	" d(id) AS ("
+	"  SELECT e.child FROM roots r JOIN memtx.edges e ON e.parent = r.id"
+	"  UNION"
+	"  SELECT e.child FROM d JOIN memtx.edges e ON e.parent = d.id) "
+	"SELECT 'I2', x.id, pg_catalog.format("
+	"  'tool action %s (%s) descends from a retracted record but has no compensated or leaked entry', "
+	"  x.id, x.entity) "
+	"FROM d JOIN memtx.records x ON x.id = d.id "
+	"WHERE x.kind = 'tool_action' AND NOT EXISTS ("
+	"  SELECT 1 FROM memtx.rollback_log l "
+	"   WHERE l.record_id = x.id AND l.action IN ('compensated', 'leaked'))",
+	/* G3: active records with a revoked or registered ancestor */
+	"WITH RECURSIVE bad(id) AS ("
+	"  SELECT id FROM memtx.records WHERE state = 'revoked'"
+	"  UNION SELECT record_id FROM memtx.revocation_registry),"
+	" d(id) AS ("
+	"  SELECT e.child FROM bad b JOIN memtx.edges e ON e.parent = b.id"
+	"  UNION"
+	"  SELECT e.child FROM d JOIN memtx.edges e ON e.parent = d.id) "
+	"SELECT 'G3', x.id, pg_catalog.format("
+	"  'record %s is %s but has a revoked or registry-listed ancestor', x.id, x.state) "
+	"FROM d JOIN memtx.records x ON x.id = d.id "
+	"WHERE x.state IN ('committed', 'action_safe')",
+	/* single truth */
+	"SELECT 'single_truth', a.id, pg_catalog.format("
+	"  'records %s and %s are both active on %s/%s.%s with overlapping validity and different values', "
+	"  a.id, b.id, a.namespace, a.entity, a.attribute) "
+	"FROM memtx.records a JOIN memtx.records b "
+	"  ON b.namespace = a.namespace AND b.entity = a.entity AND b.attribute = a.attribute "
+	" AND b.id > a.id AND b.valid && a.valid AND b.value::text <> a.value::text "
+	"WHERE a.state IN ('committed', 'action_safe') AND b.state IN ('committed', 'action_safe')",
+};
+
+PG_FUNCTION_INFO_V1(memtx_check_invariants);
+Datum
+memtx_check_invariants(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plans[lengthof(InvariantQueries)];
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemtxCall	call;
+
+	InitMaterializedSRF(fcinfo, 0);
+	MemtxCallBegin(&call);
+	MemtxRequireHarness(&call, "check invariants");
+	for (int q = 0; q < lengthof(InvariantQueries); q++)
+	{
+		MemtxExec(MemtxPlan(&plans[q], InvariantQueries[q], 0, NULL), NULL, NULL, true, 0);
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			Datum		out[3];
+			bool		nulls[3];
+
+			for (int c = 0; c < 3; c++)
+				out[c] = MemtxGet(i, c + 1, &nulls[c]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+		}
+	}
+	MemtxCallEnd(&call);
+	return (Datum) 0;
+}
+
+/*
+ * memtx.happened_before(xid, pos, snapshot, snapshot_xid, snapshot_pos):
+ * whether an event at (xid, pos) precedes a snapshot taken at
+ * (snapshot_xid, snapshot_pos).  NULL event: NULL.
+ */
+PG_FUNCTION_INFO_V1(memtx_happened_before);
+Datum
+memtx_happened_before(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
+		PG_RETURN_NULL();
+	PG_RETURN_BOOL(MemtxBefore(PG_GETARG_FULLTRANSACTIONID(0), PG_GETARG_INT64(1),
+							   PG_GETARG_DATUM(2), PG_GETARG_FULLTRANSACTIONID(3),
+							   PG_GETARG_INT64(4)));
+}

@@ -1,0 +1,386 @@
+/*
+ * pipeline.c — memtx.commit and memtx.resolve (SPEC §4).
+ *
+ * commit admits a transaction's staged records in staging order through four
+ * ordered checks — evidence, validity, conflict (conflict.c), dependency
+ * stability — and each record committed earlier in the run is an active
+ * belief for the later ones.  Failing records are quarantined with a reason;
+ * passing ones become committed (action_safe at the external_action tier).
+ *
+ * Concurrency.  commit locks the transaction row (so a second commit, or a
+ * stage, waits and then sees the outcome), takes the namespace lock shared,
+ * then an exclusive advisory lock per slot it touches, in sorted order, so
+ * two commits with overlapping slots serialize without deadlock and the
+ * rivals each sees are final.  Lock waits are heavyweight-lock waits.  In
+ * READ COMMITTED each query sees what committed before it, so the second of
+ * two racing commits adjudicates against the first's result: the outcome is
+ * that of a serial order.  Under REPEATABLE READ or SERIALIZABLE a race
+ * surfaces as a serialization failure (40001) for the client to retry.
+ *
+ * Idempotence.  The outcome is stored on the records (verdict,
+ * verdict_reason); a second commit returns it and runs nothing.
+ */
+#include "pipeline.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+typedef struct SlotKey
+{
+	uint32		hash;
+} SlotKey;
+
+static int
+PipelineCompareKeys(const void *a, const void *b)
+{
+	uint32		x = ((const SlotKey *) a)->hash;
+	uint32		y = ((const SlotKey *) b)->hash;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+void
+PipelineLockSlots(const char *ns, char **entities, char **attributes, int n)
+{
+	SlotKey    *keys = palloc(sizeof(SlotKey) * (n + 1));
+
+	for (int i = 0; i < n; i++)
+		keys[i].hash = MemtxHashStrings(ns, entities[i], attributes[i]);
+	qsort(keys, n, sizeof(SlotKey), PipelineCompareKeys);
+	for (int i = 0; i < n; i++)
+		if (i == 0 || keys[i].hash != keys[i - 1].hash)
+			MemtxLockKey(MEMTX_LOCK_SLOT, keys[i].hash, true);
+}
+
+/* Take a record to committed (or action_safe) through validated. */
+void
+PipelinePromote(int64 id, bool action_safe, bool set_verdict)
+{
+	static SPIPlanPtr validate;
+	static SPIPlanPtr commit;
+	static SPIPlanPtr safe;
+	static const Oid types[] = {INT8OID, BOOLOID, BOOLOID};
+	Datum		values[3];
+
+	values[0] = Int64GetDatum(id);
+	values[1] = BoolGetDatum(set_verdict);
+	values[2] = BoolGetDatum(action_safe);
+	MemtxExec(MemtxPlan(&validate,
+						"UPDATE memtx.records SET state = 'validated' WHERE id = $1",
+						1, types),
+			  values, NULL, false, 0);
+	MemtxExec(MemtxPlan(&commit,
+						"UPDATE memtx.records SET state = 'committed', reason = NULL, "
+						"committed_xid = pg_catalog.pg_current_xact_id(), "
+						"committed_seq = pg_catalog.nextval('memtx.clock'), "
+						"settled_xid = coalesce(settled_xid, pg_catalog.pg_current_xact_id()), "
+						"settled_pos = coalesce(settled_pos, pg_catalog.currval('memtx.clock')), "
+						"verdict = CASE WHEN $2 THEN (CASE WHEN $3 THEN 'action_safe' ELSE 'committed' END)::memtx.state ELSE verdict END, "
+						"verdict_reason = CASE WHEN $2 THEN NULL ELSE verdict_reason END "
+						"WHERE id = $1",
+						3, types),
+			  values, NULL, false, 0);
+	if (action_safe)
+		MemtxExec(MemtxPlan(&safe,
+							"UPDATE memtx.records SET state = 'action_safe' WHERE id = $1",
+							1, types),
+				  values, NULL, false, 0);
+}
+
+static void
+PipelineQuarantine(int64 id, const char *reason)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8OID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(id);
+	values[1] = CStringGetTextDatum(reason);
+	MemtxExec(MemtxPlan(&plan,
+						"UPDATE memtx.records SET state = 'quarantined', reason = $2, "
+						"verdict = 'quarantined', verdict_reason = $2, "
+						"settled_xid = pg_catalog.pg_current_xact_id(), "
+						"settled_pos = pg_catalog.nextval('memtx.clock') "
+						"WHERE id = $1",
+						2, types),
+			  values, NULL, false, 0);
+}
+
+/* Run the four checks on one staged record; returns NULL when it passes. */
+static const char *
+PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now)
+{
+	ConflictResult cr;
+	const char *reason;
+
+	/* 1. evidence */
+	if (!(rec->confidence >= memtx_confidence_threshold ||
+		  rec->authority >= memtx_authority_bypass))
+		return "low_evidence";
+	/* 2. validity */
+	if (!valid_now)
+		return "outside_validity";
+	/* 3. conflict */
+	ConflictCheck(t, rec, &cr);
+	if (cr.nrivals > 0)
+		t->verifier_calls++;
+	if (cr.reason)
+		return cr.reason;
+	/* 4. dependency stability */
+	reason = PipelineUnstableDependency(rec->id);
+	if (reason)
+		return reason;
+
+	ConflictSupersede(cr.supersede, cr.nsupersede);
+	PipelinePromote(rec->id, t->tier == MT_EXTERNAL_ACTION, true);
+	return NULL;
+}
+
+/* The stored outcome of transaction t, into the SRF's tuplestore. */
+static void
+PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8OID};
+	Datum		values[1];
+
+	values[0] = Int64GetDatum(t->id);
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT id, verdict, verdict_reason FROM memtx.records "
+						"WHERE tx_id = $1 AND kind <> 'tool_action' AND verdict IS NOT NULL "
+						"ORDER BY staged_pos",
+						1, types),
+			  values, NULL, true, 0);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		Datum		out[3];
+		bool		nulls[3];
+
+		out[0] = MemtxGet(i, 1, &nulls[0]);
+		out[1] = MemtxGet(i, 2, &nulls[1]);
+		out[2] = MemtxGet(i, 3, &nulls[2]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+	}
+}
+
+/*
+ * memtx.commit(tx) → SETOF (record_id, state, reason)
+ */
+PG_FUNCTION_INFO_V1(memtx_commit);
+Datum
+memtx_commit(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr slots;
+	static SPIPlanPtr staged;
+	static SPIPlanPtr counts;
+	static const Oid types[] = {INT8OID, TIMESTAMPTZOID};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemtxCall	call;
+	MemtxTxn   *t;
+	Datum		values[2];
+	SPITupleTable *tuptable;
+	uint64		n;
+	int64		nstaged;
+	int64		npassed;
+	const char *status;
+
+	MemtxRequireArg(fcinfo, 0, "transaction id");
+	InitMaterializedSRF(fcinfo, 0);
+
+	MemtxCallBegin(&call);
+	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_ANY);
+	if (!TXN_OPEN(t))
+	{
+		PipelineEmitOutcome(t, rsinfo);
+		MemtxCallEnd(&call);
+		return (Datum) 0;
+	}
+
+	MemtxLockNamespace(t->namespace, false);
+	values[0] = Int64GetDatum(t->id);
+	values[1] = TimestampTzGetDatum(MemtxNow());
+
+	/* per-slot locks, sorted */
+	MemtxExec(MemtxPlan(&slots,
+						"SELECT DISTINCT entity, attribute FROM memtx.records "
+						"WHERE tx_id = $1 AND state = 'tentative'",
+						1, types),
+			  values, NULL, true, 0);
+	n = SPI_processed;
+	if (n > 0)
+	{
+		char	  **ents = palloc(sizeof(char *) * n);
+		char	  **atts = palloc(sizeof(char *) * n);
+
+		for (uint64 i = 0; i < n; i++)
+		{
+			ents[i] = MemtxGetText(i, 1);
+			atts[i] = MemtxGetText(i, 2);
+		}
+		PipelineLockSlots(t->namespace, ents, atts, (int) n);
+	}
+
+	MemtxExec(MemtxPlan(&staged,
+						"SELECT r.*, r.valid @> $2 AS memtx_valid_now FROM memtx.records r "
+						"WHERE r.tx_id = $1 AND r.state = 'tentative' "
+						"ORDER BY r.staged_pos FOR UPDATE",
+						2, types),
+			  values, NULL, false, 0);
+	tuptable = SPI_tuptable;
+	n = SPI_processed;
+	for (uint64 i = 0; i < n; i++)
+	{
+		MemtxRec	rec;
+		bool		isnull;
+		bool		valid_now;
+		const char *reason;
+
+		RecParse(tuptable->vals[i], tuptable->tupdesc, &rec);
+		valid_now = DatumGetBool(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc,
+											   SPI_fnumber(tuptable->tupdesc, "memtx_valid_now"),
+											   &isnull));
+		reason = PipelineAdmit(t, &rec, valid_now);
+		if (reason)
+			PipelineQuarantine(rec.id, reason);
+	}
+
+	MemtxExec(MemtxPlan(&counts,
+						"SELECT count(*), count(*) FILTER (WHERE verdict IN ('committed', 'action_safe')) "
+						"FROM memtx.records WHERE tx_id = $1 AND kind <> 'tool_action'",
+						1, types),
+			  values, NULL, true, 1);
+	nstaged = MemtxGetInt64(0, 1);
+	npassed = MemtxGetInt64(0, 2);
+	status = npassed == nstaged ? "committed" :
+		(npassed == 0 ? "aborted" : "partially_committed");
+	TxnEnd(t, status, NULL);
+	MemtxNotify("commit", t->namespace, t->id, 0, status, nstaged);
+
+	PipelineEmitOutcome(t, rsinfo);
+	MemtxCallEnd(&call);
+	return (Datum) 0;
+}
+
+/*
+ * memtx.resolve(record, accept) → memtx.state
+ *
+ * Settles a record quarantined with needs_review.  Accepting commits it
+ * (action_safe at the external_action tier) and supersedes every active
+ * rival; rejecting revokes it with cascade.
+ */
+PG_FUNCTION_INFO_V1(memtx_resolve);
+Datum
+memtx_resolve(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr load;
+	static SPIPlanPtr rivals;
+	static SPIPlanPtr ancestors;
+	static SPIPlanPtr state;
+	static const Oid types[] = {INT8OID};
+	MemtxCall	call;
+	Datum		values[1];
+	int64		id;
+	bool		accept;
+	MemtxRec	rec;
+	char	   *reason;
+	char	   *tier;
+	MemtxState	result;
+
+	MemtxRequireArg(fcinfo, 0, "record id");
+	MemtxRequireArg(fcinfo, 1, "accept");
+	id = PG_GETARG_INT64(0);
+	accept = PG_GETARG_BOOL(1);
+
+	MemtxCallBegin(&call);
+	MemtxRequireHarness(&call, "resolve a review");
+	values[0] = Int64GetDatum(id);
+	MemtxExec(MemtxPlan(&load,
+						"SELECT r.*, t.tier::text AS memtx_tier FROM memtx.records r "
+						"JOIN memtx.transactions t ON t.id = r.tx_id WHERE r.id = $1",
+						1, types),
+			  values, NULL, true, 1);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("record %lld does not exist", (long long) id)));
+	RecParse(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &rec);
+	reason = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+						  SPI_fnumber(SPI_tuptable->tupdesc, "reason"));
+	tier = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+						SPI_fnumber(SPI_tuptable->tupdesc, "memtx_tier"));
+
+	MemtxLockNamespace(rec.namespace, !accept);
+	PipelineLockSlots(rec.namespace, &rec.entity, &rec.attribute, 1);
+
+	/* re-read under the locks */
+	MemtxExec(MemtxPlan(&state,
+						"SELECT state::text, reason FROM memtx.records WHERE id = $1 FOR UPDATE",
+						1, types),
+			  values, NULL, false, 1);
+	reason = MemtxGetText(0, 2);
+	if (MemtxStateFromName(MemtxGetText(0, 1)) != MS_QUARANTINED ||
+		reason == NULL || strcmp(reason, "needs_review") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("record %lld is not awaiting review", (long long) id),
+				 errdetail("Only a record quarantined with reason needs_review can be resolved.")));
+
+	if (!accept)
+	{
+		CascadeRun(&call, rec.namespace, &id, 1, "revoked", "review rejected", NULL, NULL);
+		MemtxNotify("resolved", rec.namespace, rec.tx_id, id, "revoked", 0);
+		MemtxCallEnd(&call);
+		PG_RETURN_DATUM(MemtxStateDatum(fcinfo, MS_REVOKED));
+	}
+
+	MemtxExec(MemtxPlan(&ancestors,
+						"WITH RECURSIVE anc(id) AS ("
+						"  SELECT parent FROM memtx.edges WHERE child = $1"
+						"  UNION"
+						"  SELECT e.parent FROM memtx.edges e JOIN anc ON e.child = anc.id)"
+						"SELECT 1 FROM anc JOIN memtx.records a ON a.id = anc.id "
+						"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id "
+						"WHERE a.state NOT IN ('committed', 'action_safe') OR rr.record_id IS NOT NULL LIMIT 1",
+						1, types),
+			  values, NULL, true, 1);
+	if (SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("record %lld cannot be accepted: an ancestor is no longer active", (long long) id),
+				 errhint("Reject it, or stage it again from active records.")));
+
+	MemtxExec(MemtxPlan(&rivals,
+						"SELECT r.id FROM memtx.records c JOIN memtx.records r "
+						"  ON r.namespace = c.namespace AND r.entity = c.entity "
+						" AND r.attribute = c.attribute AND r.valid && c.valid "
+						" AND r.state IN ('committed', 'action_safe') "
+						" AND r.value::text <> c.value::text "
+						"WHERE c.id = $1",
+						1, types),
+			  values, NULL, true, 0);
+	if (SPI_processed > 0)
+	{
+		Datum	   *ids = palloc(sizeof(Datum) * SPI_processed);
+		int			n = (int) SPI_processed;
+
+		for (int i = 0; i < n; i++)
+			ids[i] = Int64GetDatum(MemtxGetInt64(i, 1));
+		ConflictSupersede(ids, n);
+	}
+	{
+		static SPIPlanPtr reopen;
+
+		MemtxExec(MemtxPlan(&reopen,
+							"UPDATE memtx.records SET state = 'tentative' WHERE id = $1",
+							1, types),
+				  values, NULL, false, 0);
+	}
+	PipelinePromote(id, strcmp(tier, "external_action") == 0, false);
+	result = strcmp(tier, "external_action") == 0 ? MS_ACTION_SAFE : MS_COMMITTED;
+	MemtxNotify("resolved", rec.namespace, rec.tx_id, id, MemtxStateNames[result], 0);
+	MemtxCallEnd(&call);
+	PG_RETURN_DATUM(MemtxStateDatum(fcinfo, result));
+}

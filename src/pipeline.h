@@ -1,0 +1,40 @@
+/*
+ * pipeline.h — the commit pipeline and its parts.
+ */
+#ifndef MEMTX_PIPELINE_H
+#define MEMTX_PIPELINE_H
+
+#include "record.h"
+
+#include "utils/tuplestore.h"
+
+/* conflict.c: check 3 (a–d).  Returns a reason code or NULL (passes). */
+typedef struct ConflictResult
+{
+	const char *reason;
+	int			nrivals;		/* rivals found in step d */
+	Datum	   *supersede;		/* ids to supersede when the candidate passes */
+	int			nsupersede;
+} ConflictResult;
+
+extern void ConflictCheck(MemtxTxn *t, MemtxRec *cand, ConflictResult *res);
+extern void ConflictSupersede(Datum *ids, int n);
+extern const char *PipelineUnstableDependency(int64 id);
+
+/* pipeline.c */
+extern void PipelinePromote(int64 id, bool action_safe, bool set_verdict);
+
+/* slot locks, taken exclusive in sorted order */
+extern void PipelineLockSlots(const char *ns, char **entities, char **attributes, int n);
+
+/* cascade.c */
+extern int	CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
+					   const char *root_reason, const char *note,
+					   Tuplestorestate *out, TupleDesc outdesc);
+extern void CascadeEmitRows(Tuplestorestate *out, TupleDesc outdesc);
+
+/* events.c */
+extern void MemtxNotify(const char *event, const char *ns, int64 tx, int64 record,
+						const char *reason, int64 count);
+
+#endif							/* MEMTX_PIPELINE_H */

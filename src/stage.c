@@ -1,0 +1,312 @@
+/*
+ * stage.c — memtx.stage (SPEC §4).
+ *
+ * Staging writes one tentative record and its derived-from edges.  Parents
+ * must exist when the child is staged, lie in the same namespace and be
+ * readable by the caller, so edges always point to older records, the DAG
+ * cannot cycle, and no principal derives from what it cannot see.  A record
+ * staged without observed_at inherits its parents' latest: provenance follows
+ * content, so a retry re-deriving from an old tool result stays as old as it.
+ *
+ * Everything is validated before anything is written; an error leaves
+ * nothing behind.  Staging takes the namespace lock shared, so a cascade
+ * (exclusive) either sees the new edges or runs before them.
+ */
+#include "record.h"
+
+#include "catalog/pg_type.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/rangetypes.h"
+#include "utils/timestamp.h"
+
+#define MEMTX_MAX_VALUE_BYTES (1024 * 1024)
+#define MEMTX_MAX_PARENTS 10000
+
+/* Reject NULL elements; return the distinct ids, sorted. */
+static ArrayType *
+StageIdArray(ArrayType *arr, const char *name, int *count)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			m = 0;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array", name)));
+	deconstruct_array(arr, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &n);
+	if (n > MEMTX_MAX_PARENTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s has too many elements (%d, at most %d)", name, n, MEMTX_MAX_PARENTS)));
+	for (int i = 0; i < n; i++)
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain nulls", name)));
+	/* sort and dedupe */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && DatumGetInt64(elems[j - 1]) > DatumGetInt64(elems[j]); j--)
+		{
+			Datum		tmp = elems[j];
+
+			elems[j] = elems[j - 1];
+			elems[j - 1] = tmp;
+		}
+	for (int i = 0; i < n; i++)
+		if (m == 0 || DatumGetInt64(elems[m - 1]) != DatumGetInt64(elems[i]))
+			elems[m++] = elems[i];
+	*count = m;
+	return construct_array(elems, m, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}
+
+/* Reject NULL and unknown role names in readers/writers. */
+static void
+StageCheckRoles(ArrayType *arr, const char *name)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array", name)));
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		char	   *role;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain nulls", name)));
+		role = TextDatumGetCString(elems[i]);
+		if (!OidIsValid(get_role_oid(role, true)))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("role \"%s\" in %s does not exist", role, name)));
+	}
+}
+
+/*
+ * Check the declared parents: they exist, share the namespace and are
+ * readable by the caller.  Returns the latest observed_at among them.
+ */
+static bool
+StageCheckParents(MemtxCall *call, MemtxTxn *t, ArrayType *parents, int nparents,
+				  TimestampTz *latest)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8ARRAYOID};
+	Datum		values[1];
+	bool		have = false;
+	SPITupleTable *tuptable;
+	uint64		n;
+
+	if (nparents == 0)
+		return false;
+	values[0] = PointerGetDatum(parents);
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT r.* FROM memtx.records r WHERE r.id = ANY ($1) ORDER BY r.id",
+						1, types),
+			  values, NULL, true, 0);
+	tuptable = SPI_tuptable;
+	n = SPI_processed;
+	if (n != (uint64) nparents)
+	{
+		Datum	   *elems;
+		int			k;
+		uint64		j = 0;
+
+		deconstruct_array(parents, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, NULL, &k);
+		for (int i = 0; i < k; i++)
+		{
+			MemtxRec	rec;
+
+			if (j < n)
+			{
+				RecParse(tuptable->vals[j], tuptable->tupdesc, &rec);
+				if (rec.id == DatumGetInt64(elems[i]))
+				{
+					j++;
+					continue;
+				}
+			}
+			ereport(ERROR,
+					(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
+					 errmsg("parent record %lld does not exist", (long long) DatumGetInt64(elems[i])),
+					 errdetail("A record can only be derived from records that exist when it is staged.")));
+		}
+	}
+	for (uint64 i = 0; i < n; i++)
+	{
+		MemtxRec	rec;
+
+		RecParse(tuptable->vals[i], tuptable->tupdesc, &rec);
+		if (strcmp(rec.namespace, t->namespace) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("parent record %lld is in namespace \"%s\", not \"%s\"",
+							(long long) rec.id, rec.namespace, t->namespace),
+					 errdetail("No memtx operation spans two namespaces.")));
+		if (!VisReadable(call->caller, &rec))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to derive from record %lld", (long long) rec.id),
+					 errdetail("Role \"%s\" cannot read it.", call->caller_name)));
+		if (rec.has_observed && (!have || rec.observed_at > *latest))
+		{
+			*latest = rec.observed_at;
+			have = true;
+		}
+	}
+	return have;
+}
+
+/*
+ * memtx.stage(tx, entity, attribute, value, kind, source, confidence,
+ *             derived_from, scope, readers, writers, valid, observed_at) → bigint
+ */
+PG_FUNCTION_INFO_V1(memtx_stage);
+Datum
+memtx_stage(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr authority_plan;
+	static SPIPlanPtr insert;
+	static SPIPlanPtr edges;
+	static const Oid authority_types[] = {TEXTOID};
+	static const Oid insert_types[] = {
+		INT8OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, FLOAT8OID,
+		FLOAT8OID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID
+	};
+	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID};
+	MemtxCall	call;
+	MemtxTxn   *t;
+	char	   *entity;
+	char	   *kind;
+	char	   *scope;
+	double		confidence;
+	double		authority;
+	ArrayType  *parents;
+	int			nparents;
+	ArrayType  *readers;
+	ArrayType  *writers;
+	TimestampTz observed = 0;
+	bool		has_observed;
+	Datum		values[15];
+	char		nulls[15];
+	int64		id;
+
+	MemtxRequireArg(fcinfo, 0, "transaction id");
+	MemtxRequireArg(fcinfo, 1, "entity");
+	MemtxRequireArg(fcinfo, 2, "attribute");
+	MemtxRequireArg(fcinfo, 3, "value");
+	MemtxRequireArg(fcinfo, 4, "kind");
+	MemtxRequireArg(fcinfo, 6, "confidence");
+	MemtxRequireArg(fcinfo, 7, "derived_from");
+	MemtxRequireArg(fcinfo, 8, "scope");
+	MemtxCheckText(PG_GETARG_TEXT_PP(1), "entity", 1024);
+	MemtxCheckText(PG_GETARG_TEXT_PP(2), "attribute", 1024);
+	entity = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	if (strncmp(entity, "tool:", 5) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("entity \"%s\" is reserved for tool actions", entity),
+				 errhint("Tool actions are recorded by memtx.act.")));
+	if (VARSIZE_ANY(PG_GETARG_DATUM(3)) > MEMTX_MAX_VALUE_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("value is too large (%zu bytes, at most %d)",
+						VARSIZE_ANY(PG_GETARG_DATUM(3)), MEMTX_MAX_VALUE_BYTES)));
+	kind = DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(4)));
+	if (strcmp(kind, "tool_action") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("records of kind tool_action cannot be staged"),
+				 errhint("Tool actions are recorded by memtx.act.")));
+	if (!PG_ARGISNULL(5))
+		MemtxCheckText(PG_GETARG_TEXT_PP(5), "source", 256);
+	confidence = PG_GETARG_FLOAT8(6);
+	MemtxCheckUnit(confidence, "confidence");
+	parents = StageIdArray(PG_GETARG_ARRAYTYPE_P(7), "derived_from", &nparents);
+	scope = DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(8)));
+	readers = PG_ARGISNULL(9) ? construct_empty_array(TEXTOID) : PG_GETARG_ARRAYTYPE_P(9);
+	writers = PG_ARGISNULL(10) ? construct_empty_array(TEXTOID) : PG_GETARG_ARRAYTYPE_P(10);
+	StageCheckRoles(readers, "readers");
+	StageCheckRoles(writers, "writers");
+	if (!PG_ARGISNULL(11) && RangeIsEmpty(PG_GETARG_RANGE_P(11)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("validity range must not be empty")));
+
+	MemtxCallBegin(&call);
+	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
+	MemtxLockNamespace(t->namespace, false);
+
+	has_observed = StageCheckParents(&call, t, parents, nparents, &observed);
+	if (!PG_ARGISNULL(12))
+	{
+		observed = PG_GETARG_TIMESTAMPTZ(12);
+		has_observed = true;
+	}
+
+	authority = memtx_default_authority;
+	if (!PG_ARGISNULL(5))
+	{
+		values[0] = PG_GETARG_DATUM(5);
+		MemtxExec(MemtxPlan(&authority_plan,
+							"SELECT authority FROM memtx.sources WHERE name = $1",
+							1, authority_types),
+				  values, NULL, true, 1);
+		if (SPI_processed > 0)
+			authority = MemtxGetFloat8(0, 1);
+	}
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int64GetDatum(t->id);
+	values[1] = CStringGetTextDatum(t->namespace);
+	values[2] = PG_GETARG_DATUM(1);
+	values[3] = PG_GETARG_DATUM(2);
+	values[4] = PG_GETARG_DATUM(3);
+	values[5] = CStringGetTextDatum(kind);
+	values[6] = PG_ARGISNULL(5) ? (Datum) 0 : PG_GETARG_DATUM(5);
+	nulls[6] = PG_ARGISNULL(5) ? 'n' : ' ';
+	values[7] = Float8GetDatum(authority);
+	values[8] = Float8GetDatum(confidence);
+	values[9] = CStringGetTextDatum(call.caller_name);
+	values[10] = PointerGetDatum(readers);
+	values[11] = PointerGetDatum(writers);
+	values[12] = CStringGetTextDatum(scope);
+	values[13] = PG_ARGISNULL(11) ? (Datum) 0 : PG_GETARG_DATUM(11);
+	nulls[13] = PG_ARGISNULL(11) ? 'n' : ' ';
+	values[14] = TimestampTzGetDatum(observed);
+	nulls[14] = has_observed ? ' ' : 'n';
+	MemtxExec(MemtxPlan(&insert,
+						"INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, kind, "
+						"source, authority, confidence, owner, readers, writers, scope, valid, "
+						"observed_at, state, staged_xid, staged_pos) "
+						"VALUES ($1, $2, $3, $4, $5, $6::memtx.kind, $7, $8, $9, $10, $11, $12, "
+						"$13::memtx.scope, coalesce($14, '(,)'::pg_catalog.tstzrange), $15, 'tentative', "
+						"pg_catalog.pg_current_xact_id(), pg_catalog.nextval('memtx.clock')) "
+						"RETURNING id",
+						15, insert_types),
+			  values, nulls, false, 0);
+	id = MemtxGetInt64(0, 1);
+
+	if (nparents > 0)
+	{
+		values[0] = Int64GetDatum(id);
+		values[1] = PointerGetDatum(parents);
+		MemtxExec(MemtxPlan(&edges,
+							"INSERT INTO memtx.edges (child, parent) SELECT $1, unnest($2)",
+							2, edge_types),
+				  values, NULL, false, 0);
+	}
+	MemtxCallEnd(&call);
+	PG_RETURN_INT64(id);
+}

@@ -1,0 +1,280 @@
+/*
+ * txn.c — memtx transactions, snapshots and leases (SPEC §3).
+ *
+ * A memtx transaction is a row of memtx.transactions spanning many SQL
+ * calls.  Its snapshot is exact under concurrent commits: begin stores
+ * PostgreSQL's own snapshot (pg_current_snapshot()) together with the SQL
+ * transaction's xid and a position on the memtx clock.  A record committed by
+ * SQL transaction X at clock position p is "in the snapshot" when X is
+ * visible in the stored snapshot, or when X is the begin's own SQL
+ * transaction and p precedes the begin's position.  Sequence numbers alone
+ * would not do: they are drawn before the commits that carry them become
+ * visible.
+ *
+ * Locking.  Every call on a transaction locks its row FOR UPDATE first, so
+ * two commits of one transaction, or a stage racing a commit of it,
+ * serialize; the second sees the first's outcome.  Calls that write records
+ * then take the namespace lock shared; cascades take it exclusive (see
+ * cascade.c), so a cascade never interleaves with a commit in its namespace.
+ * Commits take per-slot locks after that, sorted (pipeline.c).
+ *
+ * Lease.  Each call renews lease_expires_at (wall clock, memtx.lease_timeout
+ * of the caller); a call on an open transaction whose lease ran out fails,
+ * and memtx.expire_transactions() (or the worker) aborts it.
+ */
+#include "txn.h"
+
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/xid8.h"
+
+bool
+MemtxBefore(FullTransactionId xid, int64 pos, Datum snapshot,
+			FullTransactionId sxid, int64 spos)
+{
+	if (FullTransactionIdEquals(xid, sxid))
+		return pos < spos;
+	return DatumGetBool(DirectFunctionCall2(pg_visible_in_snapshot,
+											FullTransactionIdGetDatum(xid),
+											snapshot));
+}
+
+bool
+TxnSawCommit(MemtxTxn *t, Datum xid, bool xid_isnull, int64 seq)
+{
+	if (xid_isnull)
+		return false;
+	return MemtxBefore(DatumGetFullTransactionId(xid), seq, t->snapshot,
+					   t->snapshot_xid, t->snapshot_seq);
+}
+
+void
+MemtxLockNamespace(const char *ns, bool exclusive)
+{
+	MemtxLockKey(MEMTX_LOCK_NAMESPACE, MemtxHashStrings(ns, NULL, NULL), exclusive);
+}
+
+static int
+TxnEnumIndex(const char *const *names, int n, const char *label)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], label) == 0)
+			return i;
+	elog(ERROR, "unknown memtx label \"%s\"", label);
+	return 0;
+}
+
+/* Fetch and lock transaction id; *expired tells whether its lease ran out. */
+static MemtxTxn *
+TxnFetch(int64 id, bool *expired)
+{
+	static SPIPlanPtr load;
+	static const Oid types[] = {INT8OID};
+	Datum		values[1];
+	MemtxTxn   *t;
+	bool		isnull;
+
+	values[0] = Int64GetDatum(id);
+	MemtxExec(MemtxPlan(&load,
+						"SELECT agent, tier::text, isolation::text, namespace, snapshot, "
+						"snapshot_xid, snapshot_seq, status::text, "
+						"lease_expires_at < pg_catalog.clock_timestamp(), verifier_calls "
+						"FROM memtx.transactions WHERE id = $1 FOR UPDATE",
+						1, types),
+			  values, NULL, false, 1);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("memtx transaction %lld does not exist", (long long) id)));
+
+	t = palloc0(sizeof(MemtxTxn));
+	t->id = id;
+	t->agent = MemtxGetText(0, 1);
+	t->agent_oid = get_role_oid(t->agent, true);
+	t->tier = (MemtxTier) TxnEnumIndex(MemtxTierNames, 4, MemtxGetText(0, 2));
+	t->isolation = (MemtxIsolation) TxnEnumIndex(MemtxIsolationNames, 5, MemtxGetText(0, 3));
+	t->namespace = MemtxGetText(0, 4);
+	t->snapshot = SPI_datumTransfer(MemtxGet(0, 5, &isnull), false, -1);
+	t->snapshot_xid = DatumGetFullTransactionId(MemtxGet(0, 6, &isnull));
+	t->snapshot_seq = MemtxGetInt64(0, 7);
+	t->status = MemtxGetText(0, 8);
+	*expired = MemtxGetBool(0, 9);
+	t->verifier_calls = DatumGetInt32(MemtxGet(0, 10, &isnull));
+	return t;
+}
+
+/* Load a transaction for the expiry run: no principal, no lease renewal. */
+MemtxTxn *
+TxnLoadExpired(int64 id)
+{
+	bool		expired;
+
+	return TxnFetch(id, &expired);
+}
+
+/*
+ * Load transaction id for the calling principal: lock its row, check the
+ * caller may act in it and that its status and lease allow "need", renew
+ * the lease.  The result lives in the SPI procedure context.
+ */
+MemtxTxn *
+TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
+{
+	static SPIPlanPtr renew;
+	static const Oid types[] = {INT8OID, INT4OID};
+	Datum		values[2];
+	bool		expired;
+	MemtxTxn   *t = TxnFetch(id, &expired);
+
+	/* Only the transaction's agent (a member of its role) or a harness. */
+	if (!(OidIsValid(t->agent_oid) && is_member_of_role(call->caller, t->agent_oid)) &&
+		!MemtxIsHarness(call->caller))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for memtx transaction %lld", (long long) id),
+				 errdetail("The transaction belongs to agent \"%s\".", t->agent)));
+
+	if (TXN_OPEN(t))
+	{
+		if (expired)
+			ereport(ERROR,
+					(errcode(ERRCODE_IDLE_IN_TRANSACTION_SESSION_TIMEOUT),
+					 errmsg("lease of memtx transaction %lld has expired", (long long) id),
+					 errdetail("No call was made on it within memtx.lease_timeout."),
+					 errhint("Begin a new transaction; the expired one will be aborted.")));
+		values[0] = Int64GetDatum(id);
+		values[1] = Int32GetDatum(memtx_lease_timeout);
+		MemtxExec(MemtxPlan(&renew,
+							"UPDATE memtx.transactions SET lease_expires_at = "
+							"pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $2) "
+							"WHERE id = $1",
+							2, types),
+				  values, NULL, false, 0);
+	}
+	else if (need == TXN_NEED_OPEN ||
+			 (need == TXN_NEED_LIVE && TXN_ABORTED(t)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("memtx transaction %lld is %s", (long long) id, t->status),
+				 errhint(need == TXN_NEED_OPEN
+						 ? "Only an open transaction accepts this call; begin a new one."
+						 : "An aborted transaction cannot act; begin a new one.")));
+	return t;
+}
+
+/* Close transaction t with the given status. */
+void
+TxnEnd(MemtxTxn *t, const char *status, const char *why)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8OID, TEXTOID, TEXTOID, INT4OID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+
+	values[0] = Int64GetDatum(t->id);
+	values[1] = CStringGetTextDatum(status);
+	if (why)
+		values[2] = CStringGetTextDatum(why);
+	else
+		nulls[2] = 'n';
+	values[3] = Int32GetDatum(t->verifier_calls);
+	MemtxExec(MemtxPlan(&plan,
+						"UPDATE memtx.transactions SET status = $2::memtx.tx_status, "
+						"end_reason = $3, ended_at = pg_catalog.clock_timestamp(), "
+						"verifier_calls = $4 WHERE id = $1",
+						4, types),
+			  values, nulls, false, 0);
+	t->status = pstrdup(status);
+}
+
+static const MemtxIsolation TierIsolation[] = {
+	[MT_LOW] = MI_COMMITTED_READ,
+	[MT_MEDIUM] = MI_VERIFIED_READ,
+	[MT_HIGH] = MI_CAUSALLY_STABLE_READ,
+	[MT_EXTERNAL_ACTION] = MI_ACTION_SAFE_READ,
+};
+
+/*
+ * memtx.begin(tier, agent, namespace, isolation) → bigint
+ */
+PG_FUNCTION_INFO_V1(memtx_begin);
+Datum
+memtx_begin(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr role_tier;
+	static SPIPlanPtr insert;
+	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID};
+	MemtxCall	call;
+	Datum		values[5];
+	char	   *agent;
+	char	   *ns;
+	int			tier;
+	int			isolation;
+	int64		id;
+
+	MemtxRequireArg(fcinfo, 2, "namespace");
+	MemtxCheckText(PG_GETARG_TEXT_PP(2), "namespace", 256);
+	ns = text_to_cstring(PG_GETARG_TEXT_PP(2));
+
+	MemtxCallBegin(&call);
+	if ((!PG_ARGISNULL(0) || !PG_ARGISNULL(1) || !PG_ARGISNULL(3)) &&
+		!MemtxIsHarness(call.caller))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to choose tier, agent or isolation"),
+				 errdetail("Role \"%s\" is not a harness; its tier comes from memtx.set_role_tier or memtx.default_tier.",
+						   call.caller_name)));
+
+	if (!PG_ARGISNULL(1))
+	{
+		MemtxCheckText(PG_GETARG_TEXT_PP(1), "agent", NAMEDATALEN - 1);
+		agent = text_to_cstring(PG_GETARG_TEXT_PP(1));
+		if (!OidIsValid(get_role_oid(agent, true)))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("role \"%s\" does not exist", agent),
+					 errdetail("An agent is a PostgreSQL role.")));
+	}
+	else
+		agent = call.caller_name;
+
+	if (!PG_ARGISNULL(0))
+		tier = TxnEnumIndex(MemtxTierNames, 4,
+							DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(0))));
+	else
+	{
+		values[0] = CStringGetTextDatum(agent);
+		MemtxExec(MemtxPlan(&role_tier,
+							"SELECT tier::text FROM memtx.role_tiers WHERE role_name = $1",
+							1, types),
+				  values, NULL, true, 1);
+		tier = SPI_processed > 0
+			? TxnEnumIndex(MemtxTierNames, 4, MemtxGetText(0, 1))
+			: memtx_default_tier;
+	}
+	isolation = !PG_ARGISNULL(3)
+		? TxnEnumIndex(MemtxIsolationNames, 5,
+					   DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(3))))
+		: TierIsolation[tier];
+
+	values[0] = CStringGetTextDatum(agent);
+	values[1] = CStringGetTextDatum(MemtxTierNames[tier]);
+	values[2] = CStringGetTextDatum(MemtxIsolationNames[isolation]);
+	values[3] = CStringGetTextDatum(ns);
+	values[4] = Int32GetDatum(memtx_lease_timeout);
+	MemtxExec(MemtxPlan(&insert,
+						"INSERT INTO memtx.transactions (agent, tier, isolation, namespace, "
+						"snapshot, snapshot_xid, snapshot_seq, lease_expires_at) "
+						"VALUES ($1, $2::memtx.risk_tier, $3::memtx.isolation, $4, "
+						"pg_catalog.pg_current_snapshot(), pg_catalog.pg_current_xact_id(), "
+						"pg_catalog.nextval('memtx.clock'), "
+						"pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $5)) "
+						"RETURNING id",
+						5, types),
+			  values, NULL, false, 0);
+	id = MemtxGetInt64(0, 1);
+	MemtxCallEnd(&call);
+	PG_RETURN_INT64(id);
+}

@@ -1,0 +1,269 @@
+/*
+ * visibility.c — what a transaction may see, and memtx.read (SPEC §3).
+ *
+ * A record is visible to transaction t when it is in t's namespace, readable
+ * by t's agent, and either staged by t (visible while tentative, and once
+ * settled whenever t's level exposes its state) or in t's snapshot with an
+ * exposed state.  The levels nest:
+ *
+ *   raw_read               every state (snapshot = staged before t began)
+ *   committed_read         active records
+ *   verified_read          ... whose every transitive ancestor is active
+ *   causally_stable_read   ... with no tentative rival, from another
+ *                          transaction, on its own or an ancestor's slot, and
+ *                          no ancestor in the revocation registry
+ *   action_safe_read       ... in state action_safe
+ *
+ * The ancestor conditions walk only the record's own ancestry, through the
+ * edges' primary key; rivals are found through the slot index.  Nothing here
+ * scans the store.
+ */
+#include "record.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+#include "utils/xid8.h"
+
+int
+MemtxLabelIndex(const char *const *names, int n, const char *label)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], label) == 0)
+			return i;
+	elog(ERROR, "unknown memtx label \"%s\"", label);
+	return 0;
+}
+
+static char *
+RecText(HeapTuple tuple, TupleDesc desc, const char *col)
+{
+	return SPI_getvalue(tuple, desc, SPI_fnumber(desc, col));
+}
+
+static Datum
+RecDatum(HeapTuple tuple, TupleDesc desc, const char *col, bool *isnull)
+{
+	return SPI_getbinval(tuple, desc, SPI_fnumber(desc, col), isnull);
+}
+
+void
+RecParse(HeapTuple tuple, TupleDesc desc, MemtxRec *rec)
+{
+	bool		isnull;
+	Datum		d;
+
+	rec->id = DatumGetInt64(RecDatum(tuple, desc, "id", &isnull));
+	rec->tx_id = DatumGetInt64(RecDatum(tuple, desc, "tx_id", &isnull));
+	rec->state = MemtxStateFromName(RecText(tuple, desc, "state"));
+	rec->kind = MemtxLabelIndex(MemtxKindNames, 6, RecText(tuple, desc, "kind"));
+	rec->scope = MemtxLabelIndex(MemtxScopeNames, 3, RecText(tuple, desc, "scope"));
+	rec->namespace = RecText(tuple, desc, "namespace");
+	rec->entity = RecText(tuple, desc, "entity");
+	rec->attribute = RecText(tuple, desc, "attribute");
+	rec->source = RecText(tuple, desc, "source");
+	rec->authority = DatumGetFloat8(RecDatum(tuple, desc, "authority", &isnull));
+	rec->confidence = DatumGetFloat8(RecDatum(tuple, desc, "confidence", &isnull));
+	rec->owner = RecText(tuple, desc, "owner");
+	d = RecDatum(tuple, desc, "readers", &isnull);
+	rec->readers = isnull ? NULL : DatumGetArrayTypeP(d);
+	d = RecDatum(tuple, desc, "writers", &isnull);
+	rec->writers = isnull ? NULL : DatumGetArrayTypeP(d);
+	d = RecDatum(tuple, desc, "observed_at", &isnull);
+	rec->has_observed = !isnull;
+	rec->observed_at = isnull ? 0 : DatumGetTimestampTz(d);
+	rec->staged_xid = DatumGetFullTransactionId(RecDatum(tuple, desc, "staged_xid", &isnull));
+	rec->staged_pos = DatumGetInt64(RecDatum(tuple, desc, "staged_pos", &isnull));
+	rec->committed_xid = RecDatum(tuple, desc, "committed_xid", &isnull);
+	rec->committed = !isnull;
+	d = RecDatum(tuple, desc, "committed_seq", &isnull);
+	rec->committed_seq = isnull ? 0 : DatumGetInt64(d);
+}
+
+/* Readable by role: owner (or a member of it), a member of a reader, or public. */
+bool
+VisReadable(Oid role, MemtxRec *rec)
+{
+	if (rec->scope == SCOPE_PUBLIC)
+		return true;
+	if (!OidIsValid(role))
+		return false;
+	return MemtxRoleIsMember(role, rec->owner) || MemtxRoleInAny(role, rec->readers);
+}
+
+/*
+ * The ancestry conditions of verified_read and above for record id, as seen
+ * by transaction txid.
+ */
+static bool
+VisAncestryStable(int64 id, int64 txid, bool causal)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8OID, INT8OID, BOOLOID};
+	Datum		values[3];
+	bool		isnull;
+
+	values[0] = Int64GetDatum(id);
+	values[1] = Int64GetDatum(txid);
+	values[2] = BoolGetDatum(causal);
+	MemtxExec(MemtxPlan(&plan,
+						"WITH RECURSIVE anc(id) AS ("
+						"  SELECT $1::bigint"
+						"  UNION"
+						"  SELECT e.parent FROM memtx.edges e JOIN anc ON e.child = anc.id)"
+						"SELECT coalesce(bool_and(a.state IN ('committed', 'action_safe')) FILTER (WHERE a.id <> $1), true),"
+						"       coalesce(bool_or(rr.record_id IS NOT NULL) FILTER (WHERE a.id <> $1), false),"
+						"       $3 AND coalesce(bool_or(EXISTS ("
+						"         SELECT 1 FROM memtx.records x"
+						"          WHERE x.namespace = a.namespace AND x.entity = a.entity"
+						"            AND x.attribute = a.attribute AND x.state = 'tentative'"
+						"            AND x.tx_id <> $2 AND x.valid && a.valid"
+						"            AND x.value::text <> a.value::text)), false)"
+						"  FROM anc JOIN memtx.records a ON a.id = anc.id"
+						"  LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id",
+						3, types),
+			  values, NULL, true, 1);
+	if (!DatumGetBool(MemtxGet(0, 1, &isnull)))
+		return false;			/* an ancestor is not active */
+	if (!causal)
+		return true;
+	if (DatumGetBool(MemtxGet(0, 2, &isnull)))
+		return false;			/* an ancestor awaits rebuild */
+	return !DatumGetBool(MemtxGet(0, 3, &isnull));	/* a rival in flight */
+}
+
+static bool
+VisExposes(MemtxTxn *t, MemtxRec *rec)
+{
+	switch (t->isolation)
+	{
+		case MI_RAW_READ:
+			return true;
+		case MI_COMMITTED_READ:
+			return MEMTX_IS_ACTIVE(rec->state);
+		case MI_VERIFIED_READ:
+			return MEMTX_IS_ACTIVE(rec->state) && VisAncestryStable(rec->id, t->id, false);
+		case MI_CAUSALLY_STABLE_READ:
+			return MEMTX_IS_ACTIVE(rec->state) && VisAncestryStable(rec->id, t->id, true);
+		case MI_ACTION_SAFE_READ:
+			return rec->state == MS_ACTION_SAFE && VisAncestryStable(rec->id, t->id, true);
+	}
+	return false;
+}
+
+bool
+VisVisible(MemtxTxn *t, MemtxRec *rec)
+{
+	if (strcmp(rec->namespace, t->namespace) != 0)
+		return false;
+	if (!VisReadable(t->agent_oid, rec))
+		return false;
+	if (rec->tx_id == t->id)
+		return rec->state == MS_TENTATIVE || VisExposes(t, rec);
+	if (t->isolation == MI_RAW_READ)
+	{
+		if (!MemtxBefore(rec->staged_xid, rec->staged_pos, t->snapshot,
+						 t->snapshot_xid, t->snapshot_seq))
+			return false;
+	}
+	else if (!TxnSawCommit(t, rec->committed_xid, !rec->committed, rec->committed_seq))
+		return false;
+	return VisExposes(t, rec);
+}
+
+/*
+ * memtx.read(tx, entity, attribute) → SETOF memtx.records
+ *
+ * Returns what is visible to tx on the slot (or the entity, or the whole
+ * namespace when both are NULL) and adds it to tx's read set.
+ */
+PG_FUNCTION_INFO_V1(memtx_read);
+Datum
+memtx_read(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr by_slot;
+	static SPIPlanPtr by_entity;
+	static SPIPlanPtr by_attribute;
+	static SPIPlanPtr by_namespace;
+	static SPIPlanPtr remember;
+	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID};
+	static const Oid remember_types[] = {INT8OID, INT8ARRAYOID};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemtxCall	call;
+	MemtxTxn   *t;
+	Datum		values[3];
+	SPIPlanPtr	plan;
+	SPITupleTable *tuptable;
+	uint64		n;
+	Datum	   *seen;
+	int			nseen = 0;
+
+	MemtxRequireArg(fcinfo, 0, "transaction id");
+	InitMaterializedSRF(fcinfo, 0);
+
+	MemtxCallBegin(&call);
+	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE);
+
+	values[0] = CStringGetTextDatum(t->namespace);
+	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2))
+	{
+		values[1] = PG_GETARG_DATUM(1);
+		values[2] = PG_GETARG_DATUM(2);
+		plan = MemtxPlan(&by_slot,
+						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
+						 "AND r.entity = $2 AND r.attribute = $3 ORDER BY r.id",
+						 3, types);
+	}
+	else if (!PG_ARGISNULL(1))
+	{
+		values[1] = PG_GETARG_DATUM(1);
+		plan = MemtxPlan(&by_entity,
+						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
+						 "AND r.entity = $2 ORDER BY r.id",
+						 2, types);
+	}
+	else if (!PG_ARGISNULL(2))
+	{
+		values[1] = PG_GETARG_DATUM(2);
+		plan = MemtxPlan(&by_attribute,
+						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
+						 "AND r.attribute = $2 ORDER BY r.id",
+						 2, types);
+	}
+	else
+		plan = MemtxPlan(&by_namespace,
+						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 ORDER BY r.id",
+						 1, types);
+	MemtxExec(plan, values, NULL, true, 0);
+
+	/* Keep the candidates: visibility checks run queries of their own. */
+	tuptable = SPI_tuptable;
+	n = SPI_processed;
+	seen = palloc(sizeof(Datum) * (n + 1));
+	for (uint64 i = 0; i < n; i++)
+	{
+		MemtxRec	rec;
+
+		RecParse(tuptable->vals[i], tuptable->tupdesc, &rec);
+		if (!VisVisible(t, &rec))
+			continue;
+		tuplestore_puttuple(rsinfo->setResult, tuptable->vals[i]);
+		seen[nseen++] = Int64GetDatum(rec.id);
+	}
+
+	if (nseen > 0)
+	{
+		values[0] = Int64GetDatum(t->id);
+		values[1] = PointerGetDatum(construct_array(seen, nseen, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		MemtxExec(MemtxPlan(&remember,
+							"INSERT INTO memtx.read_set (tx_id, record_id) "
+							"SELECT $1, unnest($2) ON CONFLICT DO NOTHING",
+							2, remember_types),
+				  values, NULL, false, 0);
+	}
+	MemtxCallEnd(&call);
+	return (Datum) 0;
+}
