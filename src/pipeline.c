@@ -74,13 +74,13 @@ PipelinePromote(int64 id, bool action_safe, bool set_verdict)
 			  values, NULL, false, 0);
 	MemtxExec(MemtxPlan(&commit,
 						"UPDATE memtx.records SET state = 'committed', reason = NULL, "
-						"committed_xid = pg_catalog.pg_current_xact_id(), "
-						"committed_seq = pg_catalog.nextval('memtx.clock'), "
+						"committed_xid = pg_catalog.pg_current_xact_id(), committed_seq = n.pos, "
 						"settled_xid = coalesce(settled_xid, pg_catalog.pg_current_xact_id()), "
-						"settled_pos = coalesce(settled_pos, pg_catalog.currval('memtx.clock')), "
+						"settled_pos = coalesce(settled_pos, n.pos), "
 						"verdict = CASE WHEN $2 THEN (CASE WHEN $3 THEN 'action_safe' ELSE 'committed' END)::memtx.state ELSE verdict END, "
 						"verdict_reason = CASE WHEN $2 THEN NULL ELSE verdict_reason END "
-						"WHERE id = $1",
+						"FROM (SELECT pg_catalog.nextval('memtx.clock') AS pos) n "
+						"WHERE memtx.records.id = $1",
 						3, types),
 			  values, NULL, false, 0);
 	if (action_safe)
