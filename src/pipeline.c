@@ -244,7 +244,11 @@ memtx_commit(PG_FUNCTION_ARGS)
 											   &isnull));
 		reason = PipelineAdmit(t, &rec, valid_now);
 		if (reason)
+		{
 			PipelineQuarantine(rec.id, reason);
+			if (strcmp(reason, "needs_review") == 0)
+				MemtxNotify("review", t->namespace, t->id, rec.id, reason, 0);
+		}
 	}
 
 	MemtxExec(MemtxPlan(&counts,
