@@ -91,7 +91,9 @@ CREATE TABLE memtx.transactions (
     end_reason       text
 );
 COMMENT ON TABLE memtx.transactions IS 'memtx transactions: one agent turn each, with its snapshot and status';
-CREATE INDEX transactions_open_lease_idx ON memtx.transactions (lease_expires_at) WHERE status = 'open';
+-- open transactions (expiry scans these); the lease itself is not indexed, so
+-- renewing it is a HOT update
+CREATE INDEX transactions_open_idx ON memtx.transactions (id) WHERE status = 'open';
 
 /* ----------------------------------------------------------------- records */
 
