@@ -56,5 +56,10 @@ SELECT * FROM memtx.commit(6);
 SELECT memtx.begin() AS tx;   -- 7
 SELECT * FROM memtx.commit(7);
 SELECT id, status FROM memtx.transactions ORDER BY id;
-SELECT * FROM memtx.check_invariants();
+-- single truth holds: no two active records on one slot disagree
+SELECT count(*) AS disagreeing_active_pairs
+  FROM memtx.records a JOIN memtx.records b
+    ON a.namespace = b.namespace AND a.entity = b.entity AND a.attribute = b.attribute
+   AND a.id < b.id AND a.valid && b.valid AND a.value::text <> b.value::text
+ WHERE a.state IN ('committed', 'action_safe') AND b.state IN ('committed', 'action_safe');
 DROP EXTENSION memtx CASCADE;

@@ -55,7 +55,12 @@ SELECT id, entity, value, source, state, reason FROM memtx.records ORDER BY enti
 -- one verifier call per candidate that reached adjudication with rivals
 SELECT id, verifier_calls FROM memtx.transactions ORDER BY id;
 SELECT record_id, rival_ids FROM memtx.review_queue;
-SELECT * FROM memtx.check_invariants();
+-- single truth holds: no two active records on one slot disagree
+SELECT count(*) AS disagreeing_active_pairs
+  FROM memtx.records a JOIN memtx.records b
+    ON a.namespace = b.namespace AND a.entity = b.entity AND a.attribute = b.attribute
+   AND a.id < b.id AND a.valid && b.valid AND a.value::text <> b.value::text
+ WHERE a.state IN ('committed', 'action_safe') AND b.state IN ('committed', 'action_safe');
 DROP EXTENSION memtx CASCADE;
 DROP ROLE regress_memtx_a;
 DROP ROLE regress_memtx_b;
