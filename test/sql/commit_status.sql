@@ -54,4 +54,12 @@ SELECT pg_temp.try('SELECT * FROM memtx.abort(999)');
 SELECT memtx.stage(7, 'i', 'x', '1');
 SELECT * FROM memtx.commit(7);
 SELECT commits, quarantines, open_transactions FROM memtx.stats;
+-- a commit from a fresh session, which has drawn no clock position yet
+SELECT memtx.begin() AS tx;   -- 8
+SELECT memtx.stage(8, 'j', 'x', '1');
+\c -
+SELECT * FROM memtx.commit(8);
+-- a record leaves tentative at the clock position at which it commits
+SELECT count(*) AS committed, count(*) FILTER (WHERE settled_pos = committed_seq) AS settled_there
+  FROM memtx.records WHERE committed_seq IS NOT NULL;
 DROP EXTENSION memtx CASCADE;
