@@ -65,5 +65,13 @@ SELECT bool_and(pg_temp.sees(l2) <@ pg_temp.sees(l1)) AS nested
 SELECT array_agg(id ORDER BY id) FROM memtx.read(memtx.begin('high'));
 SELECT array_agg(id ORDER BY id) FROM memtx.read(memtx.begin('low'));
 
+-- a transaction's own tentative rival is not "in flight" for its own reads: it still sees b1
+-- (and its own record), while other causally stable readers do not
+SELECT count(*) FROM memtx.abort(:tx);
+SELECT memtx.begin('high') AS tx \gset
+SELECT memtx.stage(:tx, 'b', 'x', '46');
+SELECT array_agg(id ORDER BY id) AS own_view FROM memtx.read(:tx, 'b');
+SELECT coalesce(array_agg(id ORDER BY id), '{}') AS other_view FROM memtx.read(memtx.begin('high'), 'b');
+
 DROP FUNCTION pg_temp.sees(memtx.isolation);
 DROP EXTENSION memtx CASCADE;
