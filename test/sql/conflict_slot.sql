@@ -130,6 +130,12 @@ SELECT memtx.begin() AS tx;   -- 23
 SELECT memtx.stage(23, 'u', 'a', '2', source => 'chat', derived_from => ARRAY[36]);   -- 40
 SELECT * FROM memtx.commit(23);
 
+-- the observation rule applies within one transaction too: older information staged later is stale
+SELECT memtx.begin() AS tx;   -- 24
+SELECT memtx.stage(24, 'o', 'a', '1', source => 'chat', observed_at => '2030-02-01 00:00+00');     -- 41
+SELECT memtx.stage(24, 'o', 'a', '2', source => 'ledger', observed_at => '2030-01-01 00:00+00');   -- 42
+SELECT * FROM memtx.commit(24);
+
 -- single truth holds: no two active records on one slot disagree
 SELECT count(*) AS disagreeing_active_pairs
   FROM memtx.records a JOIN memtx.records b
