@@ -31,5 +31,6 @@ const char *const MemtxScopeNames[] = {
 void
 _PG_init(void)
 {
+	WorkerInit();
 	GucInit();
 }
