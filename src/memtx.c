@@ -6,6 +6,8 @@
  */
 #include "memtx.h"
 
+#include "utils/guc.h"
+
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
@@ -31,6 +33,8 @@ const char *const MemtxScopeNames[] = {
 void
 _PG_init(void)
 {
-	WorkerInit();
 	GucInit();
+	WorkerInit();
+	/* after every subsystem defined its settings */
+	MarkGUCPrefixReserved("memtx");
 }
