@@ -27,8 +27,8 @@
 static const char *const InvariantQueries[] = {
 	/* I1: something was in flight when an irreversible action was allowed */
 	"SELECT 'I1', a.action_id, pg_catalog.format("
-	"  'action %s (%s, log %s) was allowed while record %s was in flight', "
-	"  a.action_id, a.tool, a.id, r.id) "
+	"  'action log %s (%s, record %s) was allowed while record %s was in flight', "
+	"  a.id, a.tool, coalesce(a.action_id::text, 'none'), r.id) "
 	"FROM memtx.action_log a JOIN memtx.records r "
 	"  ON r.namespace = a.namespace AND r.staged_pos < a.gate_pos "
 	"WHERE a.allowed AND NOT a.reversible AND r.id IS DISTINCT FROM a.action_id "
