@@ -404,7 +404,7 @@ memtx_expire_transactions(PG_FUNCTION_ARGS)
 	int64	   *ids;
 	uint64		n;
 
-	InitMaterializedSRF(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	MemtxCallBegin(&call);
 	MemtxRequireHarness(&call, "expire transactions");
 	MemtxExec(MemtxPlan(&expired,

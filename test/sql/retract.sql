@@ -41,6 +41,21 @@ SELECT status FROM memtx.transactions WHERE id = :tc;
 -- an aborted transaction takes no more staging
 SELECT pg_temp.try(format('SELECT memtx.stage(%s, %L, %L, %L)', :tc, 'e', 'a', '1'));
 
+-- expiry takes the abort path with reason expired (time is moved by hand:
+-- the lease of tf is set into the past)
+SELECT memtx.begin('medium') AS tf \gset
+SELECT memtx.begin('medium') AS tg \gset
+SELECT memtx.stage(:tf, 'lease', 'a', '1') AS f1 \gset
+SELECT memtx.stage(:tg, 'lease', 'b', '1', derived_from => ARRAY[:f1]) AS g1 \gset
+UPDATE memtx.transactions SET lease_expires_at = now() - interval '1 minute' WHERE id = :tf;
+SELECT pg_temp.try(format('SELECT memtx.stage(%s, %L, %L, %L)', :tf, 'lease', 'c', '1'));
+SELECT memtx.expire_transactions() = :tf AS expired_tf;
+SELECT * FROM pg_temp.show(ARRAY[:f1, :g1]);
+SELECT id, status, end_reason FROM memtx.transactions WHERE id IN (:tf, :tg) ORDER BY id;
+SELECT root_id, record_id, action, reason FROM memtx.rollback_log WHERE root_id = :f1 ORDER BY id;
+SELECT count(*) AS expired_again FROM memtx.expire_transactions();
+SELECT count(*) FROM memtx.abort(:tg);
+
 -- 2. revoke: a record already revoked returns no rows and writes nothing
 SELECT count(*) AS log_before FROM memtx.rollback_log \gset
 SELECT count(*) AS rows FROM memtx.revoke(:a1);
@@ -71,6 +86,8 @@ SELECT record_id, state FROM memtx.commit(:te);
 SET ROLE regress_memtx_bob;
 SELECT pg_temp.try(format('SELECT memtx.revoke(%s)', :e1));
 SELECT pg_temp.try(format('SELECT memtx.revoke(%s, %L)', :e1, 'not mine'));
+-- nor may bob run the expiry
+SELECT pg_temp.try('SELECT memtx.expire_transactions()');
 SET ROLE regress_memtx_alice;
 SELECT record_id, action, reason FROM memtx.revoke(:e1, 'my mistake');
 -- a harness (member of memtx.harness_role) may revoke anyone's record
