@@ -31,6 +31,15 @@ SELECT * FROM memtx.commit(:tb);
 SELECT * FROM pg_temp.show(ARRAY[:b1, :b2, :b3]);
 SELECT * FROM memtx.check_invariants();
 
+-- an abort whose staging derives from its own staging: every staged record
+-- is a root with reason aborted, none is logged twice
+SELECT memtx.begin('medium') AS th \gset
+SELECT memtx.stage(:th, 'own', 'a', '1') AS h1 \gset
+SELECT memtx.stage(:th, 'own', 'b', '1', kind => 'summary', derived_from => ARRAY[:h1]) AS h2 \gset
+SELECT memtx.stage(:th, 'own', 'c', '1', derived_from => ARRAY[:h2]) AS h3 \gset
+SELECT root_id, record_id, kind, action, reason FROM memtx.abort(:th) ORDER BY id;
+SELECT * FROM pg_temp.show(ARRAY[:h1, :h2, :h3]);
+
 -- aborting again returns no rows; a committed transaction cannot be aborted
 SELECT count(*) AS rows FROM memtx.abort(:ta);
 SELECT pg_temp.try(format('SELECT memtx.abort(%s)', :tb));
