@@ -91,7 +91,9 @@ CREATE TABLE memtx.transactions (
     end_reason       text
 );
 COMMENT ON TABLE memtx.transactions IS 'memtx transactions: one agent turn each, with its snapshot and status';
-CREATE INDEX transactions_open_lease_idx ON memtx.transactions (lease_expires_at) WHERE status = 'open';
+-- open transactions (expiry scans these); the lease itself is not indexed, so
+-- renewing it is a HOT update
+CREATE INDEX transactions_open_idx ON memtx.transactions (id) WHERE status = 'open';
 
 /* ----------------------------------------------------------------- records */
 
@@ -466,6 +468,87 @@ COMMENT ON VIEW memtx.stats IS 'protocol counters: commits, quarantines by reaso
 
 /* -------------------------------------------------------------- privileges */
 
+-- Default deny: nothing of memtx is writable except through the API, whose
+-- C functions switch to the extension owner for table access.
+REVOKE ALL ON ALL TABLES IN SCHEMA memtx FROM PUBLIC;
+REVOKE ALL ON ALL SEQUENCES IN SCHEMA memtx FROM PUBLIC;
+
 -- Agents reach memtx through the API functions (EXECUTE is PUBLIC's by
--- default); the schema must be usable for that.
+-- default; the harness-only ones check the caller themselves); the schema
+-- must be usable for that.
 GRANT USAGE ON SCHEMA memtx TO PUBLIC;
+
+-- Records: anyone may SELECT, row-level security shows each role what it may
+-- read (owner, a member of a reader role, or public scope).
+GRANT SELECT ON memtx.records TO PUBLIC;
+ALTER TABLE memtx.records ENABLE ROW LEVEL SECURITY;
+CREATE POLICY records_readable ON memtx.records FOR SELECT
+    USING (memtx.can_read(owner, readers, scope));
+
+-- Edges: visible when both ends are (the subqueries are themselves filtered).
+GRANT SELECT ON memtx.edges TO PUBLIC;
+ALTER TABLE memtx.edges ENABLE ROW LEVEL SECURITY;
+CREATE POLICY edges_readable ON memtx.edges FOR SELECT
+    USING (EXISTS (SELECT 1 FROM memtx.records r WHERE r.id = child)
+           AND EXISTS (SELECT 1 FROM memtx.records r WHERE r.id = parent));
+
+-- Transactions: each agent sees its own.
+GRANT SELECT ON memtx.transactions TO PUBLIC;
+ALTER TABLE memtx.transactions ENABLE ROW LEVEL SECURITY;
+CREATE POLICY transactions_own ON memtx.transactions FOR SELECT
+    USING (memtx.can_read(agent, NULL, NULL));
+
+-- Read sets and the action log: visible with their transaction.
+GRANT SELECT ON memtx.read_set TO PUBLIC;
+ALTER TABLE memtx.read_set ENABLE ROW LEVEL SECURITY;
+CREATE POLICY read_set_own ON memtx.read_set FOR SELECT
+    USING (EXISTS (SELECT 1 FROM memtx.transactions t WHERE t.id = tx_id));
+GRANT SELECT ON memtx.action_log TO PUBLIC;
+ALTER TABLE memtx.action_log ENABLE ROW LEVEL SECURITY;
+CREATE POLICY action_log_own ON memtx.action_log FOR SELECT
+    USING (EXISTS (SELECT 1 FROM memtx.transactions t WHERE t.id = tx_id));
+
+-- Repair records: visible with the record they concern.
+GRANT SELECT ON memtx.rollback_log TO PUBLIC;
+ALTER TABLE memtx.rollback_log ENABLE ROW LEVEL SECURITY;
+CREATE POLICY rollback_log_readable ON memtx.rollback_log FOR SELECT
+    USING (EXISTS (SELECT 1 FROM memtx.records r WHERE r.id = record_id));
+GRANT SELECT ON memtx.revocation_registry TO PUBLIC;
+ALTER TABLE memtx.revocation_registry ENABLE ROW LEVEL SECURITY;
+CREATE POLICY revocation_registry_readable ON memtx.revocation_registry FOR SELECT
+    USING (EXISTS (SELECT 1 FROM memtx.records r WHERE r.id = record_id));
+GRANT SELECT ON memtx.compensations TO PUBLIC;
+ALTER TABLE memtx.compensations ENABLE ROW LEVEL SECURITY;
+CREATE POLICY compensations_readable ON memtx.compensations FOR SELECT
+    USING (EXISTS (SELECT 1 FROM memtx.records r WHERE r.id = action_id));
+
+-- Registries are configuration, readable by all, written by harness functions.
+GRANT SELECT ON memtx.sources, memtx.tools, memtx.role_tiers TO PUBLIC;
+
+-- Views over records apply the reader's row-level security.
+ALTER VIEW memtx.in_flight SET (security_invoker = true);
+ALTER VIEW memtx.review_queue SET (security_invoker = true);
+GRANT SELECT ON memtx.in_flight, memtx.review_queue TO PUBLIC;
+-- Counters are global and reveal no record.
+GRANT SELECT ON memtx.stats TO PUBLIC;
+
+/* ------------------------------------------------------------------- dumps */
+
+-- User data and its sequences go into pg_dump output.
+SELECT pg_catalog.pg_extension_config_dump('memtx.sources', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.tools', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.role_tiers', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.transactions', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.records', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.edges', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.read_set', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.revocation_registry', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.action_log', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.rollback_log', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.compensations', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.clock', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.transaction_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.record_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.action_log_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.rollback_log_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.compensation_id_seq', '');

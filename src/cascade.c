@@ -410,7 +410,7 @@ memtx_expire_transactions(PG_FUNCTION_ARGS)
 	MemtxExec(MemtxPlan(&expired,
 						"SELECT id FROM memtx.transactions "
 						"WHERE status = 'open' AND lease_expires_at < pg_catalog.clock_timestamp() "
-						"ORDER BY id FOR UPDATE SKIP LOCKED",
+						"ORDER BY namespace, id FOR UPDATE SKIP LOCKED",
 						0, NULL),
 			  NULL, NULL, false, 0);
 	n = SPI_processed;

@@ -34,93 +34,56 @@ static const char *const RankReason[] = {
 	"stale_late_write", "lower_authority", "write_not_permitted", "needs_review", NULL
 };
 
-/* Whether every role name in "sub" appears in "super". */
-static bool
-ConflictReadersSubset(ArrayType *sub, ArrayType *super)
-{
-	Datum	   *a;
-	Datum	   *b;
-	int			na;
-	int			nb;
-
-	deconstruct_array(sub, TEXTOID, -1, false, TYPALIGN_INT, &a, NULL, &na);
-	deconstruct_array(super, TEXTOID, -1, false, TYPALIGN_INT, &b, NULL, &nb);
-	for (int i = 0; i < na; i++)
-	{
-		bool		found = false;
-
-		for (int j = 0; j < nb && !found; j++)
-			found = DatumGetBool(DirectFunctionCall2(texteq, a[i], b[j]));
-		if (!found)
-			return false;
-	}
-	return true;
-}
-
-/* (a) and (b): the declared parents' states. */
-static const char *
-ConflictParents(MemtxTxn *t, MemtxRec *cand)
+/*
+ * Everything checks 3a–3c and 4 need to know about the candidate's parents,
+ * read set and ancestry, in one query: the declared parents' states, the
+ * laundering rule over declared parents (and the read set under
+ * memtx.flow_control = read_set), and whether any transitive ancestor is
+ * revoked or registered.
+ */
+static void
+ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 {
 	static SPIPlanPtr plan;
-	static const Oid types[] = {INT8OID};
-	Datum		values[1];
-	const char *reason = NULL;
-
-	values[0] = Int64GetDatum(cand->id);
-	MemtxExec(MemtxPlan(&plan,
-						"SELECT p.state::text, p.tx_id, rr.record_id IS NOT NULL "
-						"FROM memtx.edges e JOIN memtx.records p ON p.id = e.parent "
-						"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = p.id "
-						"WHERE e.child = $1",
-						1, types),
-			  values, NULL, true, 0);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		MemtxState	s = MemtxStateFromName(MemtxGetText(i, 1));
-		bool		registered = MemtxGetBool(i, 3);
-
-		if (s == MS_REVOKED || registered)
-			return "revoked_parent";
-		if (s == MS_TENTATIVE || s == MS_RAW || s == MS_VALIDATED)
-			reason = "uncommitted_parent";
-		else if ((s == MS_QUARANTINED || s == MS_SUPERSEDED) && reason == NULL)
-			reason = "inactive_parent";
-	}
-	return reason;
-}
-
-/* (c): permission laundering over declared parents and, if enabled, the read set. */
-static bool
-ConflictLaundering(MemtxTxn *t, MemtxRec *cand)
-{
-	static SPIPlanPtr plan;
-	static const Oid types[] = {INT8OID, INT8OID, BOOLOID};
-	Datum		values[3];
+	static const Oid types[] = {INT8OID, INT8OID, BOOLOID, TEXTOID, TEXTARRAYOID};
+	Datum		values[5];
 
 	values[0] = Int64GetDatum(cand->id);
 	values[1] = Int64GetDatum(t->id);
 	values[2] = BoolGetDatum(memtx_flow_control == MF_READ_SET);
+	values[3] = CStringGetTextDatum(MemtxScopeNames[cand->scope]);
+	values[4] = PointerGetDatum(cand->readers);
 	MemtxExec(MemtxPlan(&plan,
-						"SELECT p.scope::text, p.readers FROM memtx.records p "
-						"WHERE p.id IN (SELECT e.parent FROM memtx.edges e WHERE e.child = $1 "
-						"               UNION "
-						"               SELECT s.record_id FROM memtx.read_set s "
-						"                WHERE $3 AND s.tx_id = $2 AND s.record_id <> $1) "
-						"AND p.scope <> 'public'",
-						3, types),
-			  values, NULL, true, 0);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		int			pscope = MemtxLabelIndex(MemtxScopeNames, 3, MemtxGetText(i, 1));
-		bool		isnull;
-		ArrayType  *preaders = DatumGetArrayTypeP(MemtxGet(i, 2, &isnull));
-
-		if (cand->scope > pscope)
-			return true;
-		if (!ConflictReadersSubset(cand->readers, preaders))
-			return true;
-	}
-	return false;
+						"WITH RECURSIVE par AS ("
+						"  SELECT p.state, rr.record_id IS NOT NULL AS registered"
+						"    FROM memtx.edges e JOIN memtx.records p ON p.id = e.parent"
+						"    LEFT JOIN memtx.revocation_registry rr ON rr.record_id = p.id"
+						"   WHERE e.child = $1),"
+						" flow AS ("
+						"  SELECT p.scope, p.readers FROM memtx.records p"
+						"   WHERE p.id IN (SELECT e.parent FROM memtx.edges e WHERE e.child = $1"
+						"                  UNION"
+						"                  SELECT s.record_id FROM memtx.read_set s"
+						"                   WHERE $3 AND s.tx_id = $2 AND s.record_id <> $1)"
+						"     AND p.scope <> 'public'),"
+						" anc(id) AS ("
+						"  SELECT e.parent FROM memtx.edges e WHERE e.child = $1"
+						"  UNION"
+						"  SELECT e.parent FROM memtx.edges e JOIN anc ON e.child = anc.id) "
+						"SELECT coalesce((SELECT bool_or(state = 'revoked' OR registered) FROM par), false),"
+						"       coalesce((SELECT bool_or(state IN ('tentative', 'raw', 'validated')) FROM par), false),"
+						"       coalesce((SELECT bool_or(state IN ('quarantined', 'superseded')) FROM par), false),"
+						"       coalesce((SELECT bool_or(f.scope < $4::memtx.scope OR NOT ($5 <@ f.readers)) FROM flow f), false),"
+						"       EXISTS (SELECT 1 FROM anc JOIN memtx.records a ON a.id = anc.id"
+						"               LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id"
+						"               WHERE a.state = 'revoked' OR rr.record_id IS NOT NULL)",
+						5, types),
+			  values, NULL, true, 1);
+	f->revoked_parent = MemtxGetBool(0, 1);
+	f->uncommitted_parent = MemtxGetBool(0, 2);
+	f->inactive_parent = MemtxGetBool(0, 3);
+	f->laundering = MemtxGetBool(0, 4);
+	f->unstable = MemtxGetBool(0, 5);
 }
 
 /* Whether the candidate's owner may supersede a rival. */
@@ -144,12 +107,14 @@ ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
 	int			rank = RANK_BEATS;
 
 	values[0] = Int64GetDatum(cand->id);
+	/* "(…) IS TRUE" keeps the planner on the slot's btree index: the gist
+	 * index of the exclusion constraint answers the same question slower */
 	MemtxExec(MemtxPlan(&plan,
 						"SELECT r.id, r.tx_id, r.authority, r.source, r.owner, r.writers, "
 						"       r.observed_at, r.committed_xid, r.committed_seq "
 						"FROM memtx.records c JOIN memtx.records r "
 						"  ON r.namespace = c.namespace AND r.entity = c.entity "
-						" AND r.attribute = c.attribute AND r.valid && c.valid "
+						" AND r.attribute = c.attribute AND (r.valid && c.valid) IS TRUE "
 						" AND r.state IN ('committed', 'action_safe') "
 						" AND r.value::text <> c.value::text "
 						"WHERE c.id = $1 ORDER BY r.id",
@@ -210,15 +175,17 @@ void
 ConflictCheck(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
 {
 	memset(res, 0, sizeof(*res));
-	res->reason = ConflictParents(t, cand);
-	if (res->reason)
-		return;
-	if (ConflictLaundering(t, cand))
-	{
+	ConflictGatherFacts(t, cand, &res->facts);
+	if (res->facts.revoked_parent)
+		res->reason = "revoked_parent";
+	else if (res->facts.uncommitted_parent)
+		res->reason = "uncommitted_parent";
+	else if (res->facts.inactive_parent)
+		res->reason = "inactive_parent";
+	else if (res->facts.laundering)
 		res->reason = "permission_laundering";
-		return;
-	}
-	ConflictSlot(t, cand, res);
+	else
+		ConflictSlot(t, cand, res);
 }
 
 void
@@ -236,26 +203,4 @@ ConflictSupersede(Datum *ids, int n)
 						"WHERE id = ANY ($1) AND state IN ('committed', 'action_safe')",
 						1, types),
 			  values, NULL, false, 0);
-}
-
-/* Check 4: a transitive ancestor revoked or in the revocation registry. */
-const char *
-PipelineUnstableDependency(int64 id)
-{
-	static SPIPlanPtr plan;
-	static const Oid types[] = {INT8OID};
-	Datum		values[1];
-
-	values[0] = Int64GetDatum(id);
-	MemtxExec(MemtxPlan(&plan,
-						"WITH RECURSIVE anc(id) AS ("
-						"  SELECT parent FROM memtx.edges WHERE child = $1"
-						"  UNION"
-						"  SELECT e.parent FROM memtx.edges e JOIN anc ON e.child = anc.id)"
-						"SELECT 1 FROM anc JOIN memtx.records a ON a.id = anc.id "
-						"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id "
-						"WHERE a.state = 'revoked' OR rr.record_id IS NOT NULL LIMIT 1",
-						1, types),
-			  values, NULL, true, 1);
-	return SPI_processed > 0 ? "unstable_dependency" : NULL;
 }

@@ -25,6 +25,7 @@
 #include "pipeline.h"
 
 #include "access/htup_details.h"
+#include "access/detoast.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "utils/array.h"
@@ -316,11 +317,11 @@ memtx_act(PG_FUNCTION_ARGS)
 	GateCheckTool(fcinfo, 1);
 	MemtxRequireArg(fcinfo, 2, "args");
 	MemtxRequireArg(fcinfo, 3, "derived_from");
-	if (VARSIZE_ANY(PG_GETARG_DATUM(2)) > 1024 * 1024)
+	if (toast_raw_datum_size(PG_GETARG_DATUM(2)) > 1024 * 1024)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("args is too large (%zu bytes, at most %d)",
-						VARSIZE_ANY(PG_GETARG_DATUM(2)), 1024 * 1024)));
+						toast_raw_datum_size(PG_GETARG_DATUM(2)), 1024 * 1024)));
 	if (!PG_ARGISNULL(4))
 		MemtxCheckText(PG_GETARG_TEXT_PP(4), "effect_key", 256);
 	tool = text_to_cstring(PG_GETARG_TEXT_PP(1));

@@ -74,13 +74,13 @@ PipelinePromote(int64 id, bool action_safe, bool set_verdict)
 			  values, NULL, false, 0);
 	MemtxExec(MemtxPlan(&commit,
 						"UPDATE memtx.records SET state = 'committed', reason = NULL, "
-						"committed_xid = pg_catalog.pg_current_xact_id(), "
-						"committed_seq = pg_catalog.nextval('memtx.clock'), "
+						"committed_xid = pg_catalog.pg_current_xact_id(), committed_seq = n.pos, "
 						"settled_xid = coalesce(settled_xid, pg_catalog.pg_current_xact_id()), "
-						"settled_pos = coalesce(settled_pos, pg_catalog.currval('memtx.clock')), "
+						"settled_pos = coalesce(settled_pos, n.pos), "
 						"verdict = CASE WHEN $2 THEN (CASE WHEN $3 THEN 'action_safe' ELSE 'committed' END)::memtx.state ELSE verdict END, "
 						"verdict_reason = CASE WHEN $2 THEN NULL ELSE verdict_reason END "
-						"WHERE id = $1",
+						"FROM (SELECT pg_catalog.nextval('memtx.clock') AS pos) n "
+						"WHERE memtx.records.id = $1",
 						3, types),
 			  values, NULL, false, 0);
 	if (action_safe)
@@ -114,7 +114,6 @@ static const char *
 PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now)
 {
 	ConflictResult cr;
-	const char *reason;
 
 	/* 1. evidence */
 	if (!(rec->confidence >= memtx_confidence_threshold ||
@@ -130,18 +129,20 @@ PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now)
 	if (cr.reason)
 		return cr.reason;
 	/* 4. dependency stability */
-	reason = PipelineUnstableDependency(rec->id);
-	if (reason)
-		return reason;
+	if (cr.facts.unstable)
+		return "unstable_dependency";
 
 	ConflictSupersede(cr.supersede, cr.nsupersede);
 	PipelinePromote(rec->id, t->tier == MT_EXTERNAL_ACTION, true);
 	return NULL;
 }
 
-/* The stored outcome of transaction t, into the SRF's tuplestore. */
+/*
+ * The stored outcome of transaction t, into the SRF's tuplestore; counts the
+ * records and those that passed.
+ */
 static void
-PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo)
+PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, int64 *nstaged, int64 *npassed)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8OID};
@@ -149,11 +150,14 @@ PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo)
 
 	values[0] = Int64GetDatum(t->id);
 	MemtxExec(MemtxPlan(&plan,
-						"SELECT id, verdict, verdict_reason FROM memtx.records "
+						"SELECT id, verdict, verdict_reason, verdict IN ('committed', 'action_safe') "
+						"FROM memtx.records "
 						"WHERE tx_id = $1 AND kind <> 'tool_action' AND verdict IS NOT NULL "
 						"ORDER BY staged_pos",
 						1, types),
 			  values, NULL, true, 0);
+	*nstaged = (int64) SPI_processed;
+	*npassed = 0;
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		Datum		out[3];
@@ -162,6 +166,8 @@ PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo)
 		out[0] = MemtxGet(i, 1, &nulls[0]);
 		out[1] = MemtxGet(i, 2, &nulls[1]);
 		out[2] = MemtxGet(i, 3, &nulls[2]);
+		if (MemtxGetBool(i, 4))
+			(*npassed)++;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
 	}
 }
@@ -173,9 +179,7 @@ PG_FUNCTION_INFO_V1(memtx_commit);
 Datum
 memtx_commit(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr slots;
 	static SPIPlanPtr staged;
-	static SPIPlanPtr counts;
 	static const Oid types[] = {INT8OID, TIMESTAMPTZOID};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemtxCall	call;
@@ -186,6 +190,8 @@ memtx_commit(PG_FUNCTION_ARGS)
 	int64		nstaged;
 	int64		npassed;
 	const char *status;
+	MemtxRec   *recs;
+	bool	   *valid_now;
 
 	MemtxRequireArg(fcinfo, 0, "transaction id");
 	InitMaterializedSRF(fcinfo, 0);
@@ -194,72 +200,63 @@ memtx_commit(PG_FUNCTION_ARGS)
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_ANY);
 	if (!TXN_OPEN(t))
 	{
-		PipelineEmitOutcome(t, rsinfo);
+		PipelineEmitOutcome(t, rsinfo, &nstaged, &npassed);
 		MemtxCallEnd(&call);
 		return (Datum) 0;
 	}
 
+	/*
+	 * With the transaction row locked (no stage or commit of it can run) and
+	 * the namespace lock held (no cascade can run), the staged set is final.
+	 */
 	MemtxLockNamespace(t->namespace, false);
 	values[0] = Int64GetDatum(t->id);
 	values[1] = TimestampTzGetDatum(MemtxNow());
-
-	/* per-slot locks, sorted */
-	MemtxExec(MemtxPlan(&slots,
-						"SELECT DISTINCT entity, attribute FROM memtx.records "
-						"WHERE tx_id = $1 AND state = 'tentative'",
-						1, types),
+	MemtxExec(MemtxPlan(&staged,
+						"SELECT r.*, r.valid @> $2 AS memtx_valid_now FROM memtx.records r "
+						"WHERE r.tx_id = $1 AND r.state = 'tentative' ORDER BY r.staged_pos",
+						2, types),
 			  values, NULL, true, 0);
+	tuptable = SPI_tuptable;
 	n = SPI_processed;
+	recs = palloc(sizeof(MemtxRec) * (n + 1));
+	valid_now = palloc(sizeof(bool) * (n + 1));
 	if (n > 0)
 	{
 		char	  **ents = palloc(sizeof(char *) * n);
 		char	  **atts = palloc(sizeof(char *) * n);
+		int			validcol = SPI_fnumber(tuptable->tupdesc, "memtx_valid_now");
 
 		for (uint64 i = 0; i < n; i++)
 		{
-			ents[i] = MemtxGetText(i, 1);
-			atts[i] = MemtxGetText(i, 2);
+			bool		isnull;
+
+			RecParse(tuptable->vals[i], tuptable->tupdesc, &recs[i]);
+			valid_now[i] = DatumGetBool(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc,
+													  validcol, &isnull));
+			ents[i] = recs[i].entity;
+			atts[i] = recs[i].attribute;
 		}
 		PipelineLockSlots(t->namespace, ents, atts, (int) n);
 	}
 
-	MemtxExec(MemtxPlan(&staged,
-						"SELECT r.*, r.valid @> $2 AS memtx_valid_now FROM memtx.records r "
-						"WHERE r.tx_id = $1 AND r.state = 'tentative' "
-						"ORDER BY r.staged_pos FOR UPDATE",
-						2, types),
-			  values, NULL, false, 0);
-	tuptable = SPI_tuptable;
-	n = SPI_processed;
 	for (uint64 i = 0; i < n; i++)
 	{
-		MemtxRec	rec;
-		bool		isnull;
-		bool		valid_now;
-		const char *reason;
+		const char *reason = PipelineAdmit(t, &recs[i], valid_now[i]);
 
-		RecParse(tuptable->vals[i], tuptable->tupdesc, &rec);
-		valid_now = DatumGetBool(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc,
-											   SPI_fnumber(tuptable->tupdesc, "memtx_valid_now"),
-											   &isnull));
-		reason = PipelineAdmit(t, &rec, valid_now);
 		if (reason)
-			PipelineQuarantine(rec.id, reason);
+		{
+			PipelineQuarantine(recs[i].id, reason);
+			if (strcmp(reason, "needs_review") == 0)
+				MemtxNotify("review", t->namespace, t->id, recs[i].id, reason, 0);
+		}
 	}
 
-	MemtxExec(MemtxPlan(&counts,
-						"SELECT count(*), count(*) FILTER (WHERE verdict IN ('committed', 'action_safe')) "
-						"FROM memtx.records WHERE tx_id = $1 AND kind <> 'tool_action'",
-						1, types),
-			  values, NULL, true, 1);
-	nstaged = MemtxGetInt64(0, 1);
-	npassed = MemtxGetInt64(0, 2);
+	PipelineEmitOutcome(t, rsinfo, &nstaged, &npassed);
 	status = npassed == nstaged ? "committed" :
 		(npassed == 0 ? "aborted" : "partially_committed");
 	TxnEnd(t, status, NULL);
 	MemtxNotify("commit", t->namespace, t->id, 0, status, nstaged);
-
-	PipelineEmitOutcome(t, rsinfo);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
@@ -355,7 +352,7 @@ memtx_resolve(PG_FUNCTION_ARGS)
 	MemtxExec(MemtxPlan(&rivals,
 						"SELECT r.id FROM memtx.records c JOIN memtx.records r "
 						"  ON r.namespace = c.namespace AND r.entity = c.entity "
-						" AND r.attribute = c.attribute AND r.valid && c.valid "
+						" AND r.attribute = c.attribute AND (r.valid && c.valid) IS TRUE "
 						" AND r.state IN ('committed', 'action_safe') "
 						" AND r.value::text <> c.value::text "
 						"WHERE c.id = $1",

@@ -8,9 +8,19 @@
 
 #include "utils/tuplestore.h"
 
-/* conflict.c: check 3 (a–d).  Returns a reason code or NULL (passes). */
+/* conflict.c: check 3 (a–d), and the ancestry fact check 4 needs. */
+typedef struct ConflictFacts
+{
+	bool		revoked_parent;
+	bool		uncommitted_parent;
+	bool		inactive_parent;
+	bool		laundering;
+	bool		unstable;		/* a transitive ancestor revoked or registered */
+} ConflictFacts;
+
 typedef struct ConflictResult
 {
+	ConflictFacts facts;
 	const char *reason;
 	int			nrivals;		/* rivals found in step d */
 	Datum	   *supersede;		/* ids to supersede when the candidate passes */
@@ -19,7 +29,6 @@ typedef struct ConflictResult
 
 extern void ConflictCheck(MemtxTxn *t, MemtxRec *cand, ConflictResult *res);
 extern void ConflictSupersede(Datum *ids, int n);
-extern const char *PipelineUnstableDependency(int64 id);
 
 /* pipeline.c */
 extern void PipelinePromote(int64 id, bool action_safe, bool set_verdict);

@@ -14,6 +14,7 @@
  */
 #include "record.h"
 
+#include "access/detoast.h"
 #include "catalog/pg_type.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -218,11 +219,11 @@ memtx_stage(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("entity \"%s\" is reserved for tool actions", entity),
 				 errhint("Tool actions are recorded by memtx.act.")));
-	if (VARSIZE_ANY(PG_GETARG_DATUM(3)) > MEMTX_MAX_VALUE_BYTES)
+	if (toast_raw_datum_size(PG_GETARG_DATUM(3)) > MEMTX_MAX_VALUE_BYTES)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("value is too large (%zu bytes, at most %d)",
-						VARSIZE_ANY(PG_GETARG_DATUM(3)), MEMTX_MAX_VALUE_BYTES)));
+						toast_raw_datum_size(PG_GETARG_DATUM(3)), MEMTX_MAX_VALUE_BYTES)));
 	kind = DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(4)));
 	if (strcmp(kind, "tool_action") == 0)
 		ereport(ERROR,

@@ -66,24 +66,45 @@ TxnEnumIndex(const char *const *names, int n, const char *label)
 	return 0;
 }
 
-/* Fetch and lock transaction id; *expired tells whether its lease ran out. */
+/*
+ * Fetch and lock transaction id; *expired tells whether its lease ran out.
+ * With renew, an open transaction whose lease still runs gets it renewed in
+ * the same statement (one round trip per call; the update is HOT, as the
+ * lease is not indexed).
+ */
 static MemtxTxn *
-TxnFetch(int64 id, bool *expired)
+TxnFetch(int64 id, bool renew, bool *expired)
 {
 	static SPIPlanPtr load;
-	static const Oid types[] = {INT8OID};
-	Datum		values[1];
+	static SPIPlanPtr load_renew;
+	static const Oid types[] = {INT8OID, INT4OID};
+	Datum		values[2];
 	MemtxTxn   *t;
 	bool		isnull;
 
+#define TXN_COLUMNS "agent, tier::text, isolation::text, namespace, snapshot, " \
+	"snapshot_xid, snapshot_seq, status::text, " \
+	"lease_expires_at < pg_catalog.clock_timestamp(), verifier_calls "
+
 	values[0] = Int64GetDatum(id);
-	MemtxExec(MemtxPlan(&load,
-						"SELECT agent, tier::text, isolation::text, namespace, snapshot, "
-						"snapshot_xid, snapshot_seq, status::text, "
-						"lease_expires_at < pg_catalog.clock_timestamp(), verifier_calls "
-						"FROM memtx.transactions WHERE id = $1 FOR UPDATE",
-						1, types),
-			  values, NULL, false, 1);
+	values[1] = Int32GetDatum(memtx_lease_timeout);
+	SPI_processed = 0;
+	if (renew)
+		MemtxExec(MemtxPlan(&load_renew,
+							"UPDATE memtx.transactions SET lease_expires_at = "
+							"CASE WHEN lease_expires_at >= pg_catalog.clock_timestamp() "
+							"THEN pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $2) "
+							"ELSE lease_expires_at END "
+							"WHERE id = $1 AND status = 'open' RETURNING " TXN_COLUMNS,
+							2, types),
+				  values, NULL, false, 1);
+	if (SPI_processed == 0)
+		MemtxExec(MemtxPlan(&load,
+							"SELECT " TXN_COLUMNS
+							"FROM memtx.transactions WHERE id = $1 FOR UPDATE",
+							1, types),
+				  values, NULL, false, 1);
+#undef TXN_COLUMNS
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -111,7 +132,7 @@ TxnLoadExpired(int64 id)
 {
 	bool		expired;
 
-	return TxnFetch(id, &expired);
+	return TxnFetch(id, false, &expired);
 }
 
 /*
@@ -122,13 +143,13 @@ TxnLoadExpired(int64 id)
 MemtxTxn *
 TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
 {
-	static SPIPlanPtr renew;
-	static const Oid types[] = {INT8OID, INT4OID};
-	Datum		values[2];
 	bool		expired;
-	MemtxTxn   *t = TxnFetch(id, &expired);
+	MemtxTxn   *t = TxnFetch(id, true, &expired);
 
-	/* Only the transaction's agent (a member of its role) or a harness. */
+	/*
+	 * Only the transaction's agent (a member of its role) or a harness.  A
+	 * refused caller's lease renewal is undone with the error.
+	 */
 	if (!(OidIsValid(t->agent_oid) && is_member_of_role(call->caller, t->agent_oid)) &&
 		!MemtxIsHarness(call->caller))
 		ereport(ERROR,
@@ -144,14 +165,6 @@ TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
 					 errmsg("lease of memtx transaction %lld has expired", (long long) id),
 					 errdetail("No call was made on it within memtx.lease_timeout."),
 					 errhint("Begin a new transaction; the expired one will be aborted.")));
-		values[0] = Int64GetDatum(id);
-		values[1] = Int32GetDatum(memtx_lease_timeout);
-		MemtxExec(MemtxPlan(&renew,
-							"UPDATE memtx.transactions SET lease_expires_at = "
-							"pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $2) "
-							"WHERE id = $1",
-							2, types),
-				  values, NULL, false, 0);
 	}
 	else if (need == TXN_NEED_OPEN ||
 			 (need == TXN_NEED_LIVE && TXN_ABORTED(t)))

@@ -116,11 +116,11 @@ VisAncestryStable(int64 id, int64 txid, bool causal)
 						"  SELECT e.parent FROM memtx.edges e JOIN anc ON e.child = anc.id)"
 						"SELECT coalesce(bool_and(a.state IN ('committed', 'action_safe')) FILTER (WHERE a.id <> $1), true),"
 						"       coalesce(bool_or(rr.record_id IS NOT NULL) FILTER (WHERE a.id <> $1), false),"
-						"       $3 AND coalesce(bool_or(EXISTS ("
+						"       coalesce(bool_or($3 AND EXISTS ("
 						"         SELECT 1 FROM memtx.records x"
 						"          WHERE x.namespace = a.namespace AND x.entity = a.entity"
 						"            AND x.attribute = a.attribute AND x.state = 'tentative'"
-						"            AND x.tx_id <> $2 AND x.valid && a.valid"
+						"            AND x.tx_id <> $2 AND (x.valid && a.valid) IS TRUE"
 						"            AND x.value::text <> a.value::text)), false)"
 						"  FROM anc JOIN memtx.records a ON a.id = anc.id"
 						"  LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id",

@@ -1,0 +1,23 @@
+-- A populated store for the dump/restore round trip: every table gets rows.
+CREATE EXTENSION memtx CASCADE;
+SELECT memtx.register_source('crm', 0.7);
+SELECT memtx.register_tool('send_email', false);
+SELECT memtx.register_tool('issue_refund', true, 'reverse_refund');
+DO $$
+DECLARE tx bigint; a bigint; b bigint; c bigint; tx2 bigint;
+BEGIN
+    tx := memtx.begin(tier => 'high');
+    a := memtx.stage(tx, 'order:1', 'eligible', 'true', source => 'crm', confidence => 0.9);
+    b := memtx.stage(tx, 'customer:1', 'profile', '{"tier": "gold"}', kind => 'profile', derived_from => ARRAY[a]);
+    c := memtx.stage(tx, 'order:1', 'summary', '"eligible"', kind => 'summary', derived_from => ARRAY[b]);
+    PERFORM memtx.commit(tx);
+    PERFORM memtx.act(tx, 'send_email', '{"to": "c1"}', ARRAY[a], 'email-1');
+    PERFORM memtx.act(tx, 'issue_refund', '{"order": 1}', ARRAY[a]);
+    tx2 := memtx.begin();
+    PERFORM memtx.read(tx2, 'order:1', 'eligible');
+    PERFORM memtx.stage(tx2, 'order:1', 'eligible', 'false', confidence => 0.3);
+    PERFORM memtx.commit(tx2);
+    PERFORM memtx.revoke(a, 'lookup was wrong');
+    tx := memtx.begin();
+    PERFORM memtx.stage(tx, 'order:2', 'eligible', 'true');
+END $$;
