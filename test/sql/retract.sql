@@ -95,7 +95,11 @@ SELECT record_id, state FROM memtx.commit(:te);
 SET ROLE regress_memtx_bob;
 SELECT pg_temp.try(format('SELECT memtx.revoke(%s)', :e1));
 SELECT pg_temp.try(format('SELECT memtx.revoke(%s, %L)', :e1, 'not mine'));
--- nor may bob run the expiry
+-- nor abort alice's transaction, nor run the expiry
+RESET ROLE;
+SELECT memtx.begin('medium', agent => 'regress_memtx_alice') AS tk \gset
+SET ROLE regress_memtx_bob;
+SELECT pg_temp.try(format('SELECT memtx.abort(%s)', :tk));
 SELECT pg_temp.try('SELECT memtx.expire_transactions()');
 SET ROLE regress_memtx_alice;
 SELECT record_id, action, reason FROM memtx.revoke(:e1, 'my mistake');
@@ -110,6 +114,9 @@ RESET ROLE;
 RESET memtx.harness_role;
 -- the superuser is a harness
 SELECT record_id, action, reason FROM memtx.revoke(:e3);
+SET ROLE regress_memtx_alice;
+SELECT count(*) AS rows FROM memtx.abort(:tk);
+RESET ROLE;
 SELECT * FROM pg_temp.show(ARRAY[:e1, :e2, :e3]);
 
 -- 4. bad input writes nothing
