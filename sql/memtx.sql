@@ -420,17 +420,16 @@ BEGIN ATOMIC
         UNION
         SELECT l.record_id, l.kind, l.state, l.entity, l.attribute FROM memtx.lineage(record, 'down') l
     )
-    SELECT 'digraph lineage {' || E'\n' || '  rankdir=LR;' || E'\n'
-        || coalesce((SELECT string_agg(format('  r%s [label=%s%s];', n.record_id,
-                        to_json(format('#%s %s (%s)\n%s.%s', n.record_id, n.kind, n.state, n.entity, n.attribute)),
+    SELECT E'digraph lineage {\n  rankdir=LR;\n'
+        || coalesce((SELECT string_agg(format(E'  r%s [label=%s%s];\n', n.record_id,
+                        to_json(format(E'#%s %s (%s)\n%s.%s', n.record_id, n.kind, n.state, n.entity, n.attribute)),
                         CASE WHEN n.record_id = record THEN ', style=bold' ELSE '' END),
-                        E'\n' ORDER BY n.record_id) FROM nodes n), '')
-        || E'\n'
-        || coalesce((SELECT string_agg(format('  r%s -> r%s;', e.parent, e.child), E'\n' ORDER BY e.parent, e.child)
+                        '' ORDER BY n.record_id) FROM nodes n), '')
+        || coalesce((SELECT string_agg(format(E'  r%s -> r%s;\n', e.parent, e.child), '' ORDER BY e.parent, e.child)
                        FROM memtx.edges e
                       WHERE e.child IN (SELECT record_id FROM nodes)
                         AND e.parent IN (SELECT record_id FROM nodes)), '')
-        || E'\n}';
+        || '}';
 END;
 COMMENT ON FUNCTION memtx.lineage_dot(bigint) IS 'the lineage of a record (ancestors and descendants) as Graphviz DOT';
 
