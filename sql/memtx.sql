@@ -254,32 +254,35 @@ COMMENT ON FUNCTION memtx.legal_transition(memtx.state, memtx.state) IS 'whether
 CREATE FUNCTION memtx.register_source(name text, authority double precision) RETURNS void
     AS 'MODULE_PATHNAME', 'memtx_register_source'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.register_source(text, double precision) IS 'harness: register or update a source and its authority (0..1)';
 
 CREATE FUNCTION memtx.register_tool(name text, reversible boolean, compensator text DEFAULT NULL) RETURNS void
     AS 'MODULE_PATHNAME', 'memtx_register_tool'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.register_tool(text, boolean, text) IS 'harness: register or update a tool, its reversibility and compensator';
 
 CREATE FUNCTION memtx.set_role_tier(role text, tier memtx.risk_tier) RETURNS void
     AS 'MODULE_PATHNAME', 'memtx_set_role_tier'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.set_role_tier(text, memtx.risk_tier) IS 'harness: the risk tier given to transactions begun by a role (NULL tier removes it)';
 
 /* --------------------------------------------------------- the protocol API */
 
 -- Every API function is C, runs as the calling role for permission decisions
--- and as the extension owner for table access, and pins search_path.
+-- and as the extension owner for table access, and pins search_path.  JIT is
+-- off inside them: their queries are short index probes whose recursive
+-- walks the planner overestimates, and compiling them would cost far more
+-- than running them.
 
 CREATE FUNCTION memtx.begin(tier memtx.risk_tier DEFAULT NULL, agent text DEFAULT NULL,
                             namespace text DEFAULT 'default', isolation memtx.isolation DEFAULT NULL)
     RETURNS bigint
     AS 'MODULE_PATHNAME', 'memtx_begin'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.begin(memtx.risk_tier, text, text, memtx.isolation) IS 'open a memtx transaction and capture its snapshot; tier, agent and isolation are for harnesses';
 
 CREATE FUNCTION memtx.stage(tx bigint, entity text, attribute text, value jsonb,
@@ -291,48 +294,48 @@ CREATE FUNCTION memtx.stage(tx bigint, entity text, attribute text, value jsonb,
     RETURNS bigint
     AS 'MODULE_PATHNAME', 'memtx_stage'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.stage(bigint, text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz) IS 'stage a tentative record and its derived-from edges in an open transaction';
 
 CREATE FUNCTION memtx.read(tx bigint, entity text DEFAULT NULL, attribute text DEFAULT NULL)
     RETURNS SETOF memtx.records
     AS 'MODULE_PATHNAME', 'memtx_read'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.read(bigint, text, text) IS 'records visible to the transaction at its isolation level (a slot, an entity, or the namespace); adds them to its read set';
 
 CREATE FUNCTION memtx.commit(tx bigint)
     RETURNS TABLE (record_id bigint, state memtx.state, reason text)
     AS 'MODULE_PATHNAME', 'memtx_commit'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.commit(bigint) IS 'admit staged records through the four-check pipeline; idempotent (a repeat returns the stored outcome)';
 
 CREATE FUNCTION memtx.abort(tx bigint)
     RETURNS SETOF memtx.rollback_log
     AS 'MODULE_PATHNAME', 'memtx_abort'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.abort(bigint) IS 'abort an open transaction: revoke its staging (reason aborted) and repair descendants; returns the log rows written';
 
 CREATE FUNCTION memtx.revoke(record bigint, note text DEFAULT NULL)
     RETURNS SETOF memtx.rollback_log
     AS 'MODULE_PATHNAME', 'memtx_revoke'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.revoke(bigint, text) IS 'retract a record and repair every descendant by kind; owner or harness; returns the log rows written';
 
 CREATE FUNCTION memtx.resolve(record bigint, accept boolean)
     RETURNS memtx.state
     AS 'MODULE_PATHNAME', 'memtx_resolve'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.resolve(bigint, boolean) IS 'harness: settle a needs_review record (accept commits it and supersedes its rivals; reject revokes it with cascade); returns its new state';
 
 CREATE FUNCTION memtx.gate(tx bigint, tool text, OUT allowed boolean, OUT reason text, OUT blockers bigint[])
     AS 'MODULE_PATHNAME', 'memtx_gate'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.gate(bigint, text) IS 'whether the transaction may call the tool now; a probe that records nothing';
 
 CREATE FUNCTION memtx.act(tx bigint, tool text, args jsonb, derived_from bigint[] DEFAULT '{}',
@@ -340,14 +343,14 @@ CREATE FUNCTION memtx.act(tx bigint, tool text, args jsonb, derived_from bigint[
                           OUT allowed boolean, OUT reason text, OUT action_id bigint, OUT blockers bigint[])
     AS 'MODULE_PATHNAME', 'memtx_act'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.act(bigint, text, jsonb, bigint[], text) IS 'gate a tool call with its declared inputs; an allowed call is recorded as a committed tool_action record, every call in the action log';
 
 CREATE FUNCTION memtx.expire_transactions()
     RETURNS SETOF bigint
     AS 'MODULE_PATHNAME', 'memtx_expire_transactions'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.expire_transactions() IS 'harness: abort (reason expired) every open transaction whose lease ran out; returns their ids';
 
 CREATE FUNCTION memtx.happened_before(xid xid8, pos bigint, snapshot pg_snapshot, snapshot_xid xid8, snapshot_pos bigint)
@@ -360,7 +363,7 @@ CREATE FUNCTION memtx.check_invariants()
     RETURNS TABLE (invariant text, record_id bigint, detail text)
     AS 'MODULE_PATHNAME', 'memtx_check_invariants'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.check_invariants() IS 'harness: recompute I1, I2, G3 and single truth from the records, edges and action log; no rows when all hold';
 
 CREATE FUNCTION memtx.can_read(owner text, readers text[], scope memtx.scope)
@@ -375,7 +378,7 @@ CREATE FUNCTION memtx.lineage(record bigint, direction text DEFAULT 'down')
     RETURNS TABLE (record_id bigint, depth integer, parent_ids bigint[], kind memtx.kind,
                    state memtx.state, entity text, attribute text, value jsonb)
     LANGUAGE plpgsql STABLE
-    SET search_path = pg_catalog, pg_temp
+    SET search_path = pg_catalog, pg_temp SET jit = off
 AS $$
 BEGIN
     IF record IS NULL THEN
@@ -410,24 +413,23 @@ COMMENT ON FUNCTION memtx.lineage(bigint, text) IS 'walk the derived-from DAG fr
 CREATE FUNCTION memtx.lineage_dot(record bigint)
     RETURNS text
     LANGUAGE sql STABLE
-    SET search_path = pg_catalog, pg_temp
+    SET search_path = pg_catalog, pg_temp SET jit = off
 BEGIN ATOMIC
     WITH nodes AS (
         SELECT l.record_id, l.kind, l.state, l.entity, l.attribute FROM memtx.lineage(record, 'up') l
         UNION
         SELECT l.record_id, l.kind, l.state, l.entity, l.attribute FROM memtx.lineage(record, 'down') l
     )
-    SELECT 'digraph lineage {' || E'\n' || '  rankdir=LR;' || E'\n'
-        || coalesce((SELECT string_agg(format('  r%s [label=%s%s];', n.record_id,
-                        to_json(format('#%s %s (%s)\n%s.%s', n.record_id, n.kind, n.state, n.entity, n.attribute)),
+    SELECT E'digraph lineage {\n  rankdir=LR;\n'
+        || coalesce((SELECT string_agg(format(E'  r%s [label=%s%s];\n', n.record_id,
+                        to_json(format(E'#%s %s (%s)\n%s.%s', n.record_id, n.kind, n.state, n.entity, n.attribute)),
                         CASE WHEN n.record_id = record THEN ', style=bold' ELSE '' END),
-                        E'\n' ORDER BY n.record_id) FROM nodes n), '')
-        || E'\n'
-        || coalesce((SELECT string_agg(format('  r%s -> r%s;', e.parent, e.child), E'\n' ORDER BY e.parent, e.child)
+                        '' ORDER BY n.record_id) FROM nodes n), '')
+        || coalesce((SELECT string_agg(format(E'  r%s -> r%s;\n', e.parent, e.child), '' ORDER BY e.parent, e.child)
                        FROM memtx.edges e
                       WHERE e.child IN (SELECT record_id FROM nodes)
                         AND e.parent IN (SELECT record_id FROM nodes)), '')
-        || E'\n}';
+        || '}';
 END;
 COMMENT ON FUNCTION memtx.lineage_dot(bigint) IS 'the lineage of a record (ancestors and descendants) as Graphviz DOT';
 

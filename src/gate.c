@@ -18,8 +18,9 @@
  *
  * effect_key makes an effect at-most-once per namespace: act serializes on
  * an advisory lock for (namespace, key), and once a call with the key was
- * allowed every repeat returns that decision and records nothing.  Blocked
- * calls do not use the key up.
+ * allowed every repeat returns that decision and records nothing — it looks
+ * the key up with the latest snapshot, so a REPEATABLE READ caller sees a
+ * decision committed while it waited.  Blocked calls do not use the key up.
  */
 #include "pipeline.h"
 
@@ -28,7 +29,9 @@
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "utils/array.h"
+#include "access/xact.h"
 #include "utils/builtins.h"
+#include "utils/snapmgr.h"
 #include "utils/xid8.h"
 
 typedef struct GateView
@@ -346,11 +349,21 @@ memtx_act(PG_FUNCTION_ARGS)
 		MemtxLockKey(MEMTX_LOCK_EFFECT, MemtxHashStrings(t->namespace, key, NULL), true);
 		values[0] = CStringGetTextDatum(t->namespace);
 		values[1] = PG_GETARG_DATUM(4);
-		MemtxExec(MemtxPlan(&prior,
-							"SELECT reason, action_id, blockers FROM memtx.action_log "
-							"WHERE namespace = $1 AND effect_key = $2 AND allowed",
-							2, prior_types),
-				  values, NULL, true, 1);
+
+		/*
+		 * Look with the latest snapshot, not the transaction's: under
+		 * REPEATABLE READ the call that used the key may have committed
+		 * while we waited for the key's lock, and its decision must be
+		 * returned rather than the effect attempted a second time.
+		 */
+		CommandCounterIncrement();
+		if (SPI_execute_snapshot(MemtxPlan(&prior,
+										   "SELECT reason, action_id, blockers FROM memtx.action_log "
+										   "WHERE namespace = $1 AND effect_key = $2 AND allowed",
+										   2, prior_types),
+								 values, NULL, GetLatestSnapshot(), InvalidSnapshot,
+								 true, false, 1) < 0)
+			elog(ERROR, "SPI_execute_snapshot failed");
 		if (SPI_processed > 0)
 		{
 			bool		isnull;

@@ -120,5 +120,4 @@ GucInit(void)
 							   "",
 							   PGC_SUSET, 0, GucCheckLogicalNow, NULL, NULL);
 
-	MarkGUCPrefixReserved("memtx");
 }

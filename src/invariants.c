@@ -10,7 +10,8 @@
  *   I2  no transitive descendant of a retraction root is active, or tentative
  *       since before the retraction; every view quarantined by a cascade is
  *       in the registry; every tool_action descendant has a compensated or
- *       leaked entry;
+ *       leaked entry, unless it was retracted itself (as a root) before a
+ *       cascade reached it — cascades skip revoked descendants;
  *   G3  no active record has a revoked or registered transitive ancestor;
  *   single truth  no two active records share a slot with overlapping
  *       validity and different values.
@@ -27,8 +28,8 @@
 static const char *const InvariantQueries[] = {
 	/* I1: something was in flight when an irreversible action was allowed */
 	"SELECT 'I1', a.action_id, pg_catalog.format("
-	"  'action %s (%s, log %s) was allowed while record %s was in flight', "
-	"  a.action_id, a.tool, a.id, r.id) "
+	"  'action log %s (%s, record %s) was allowed while record %s was in flight', "
+	"  a.id, a.tool, coalesce(a.action_id::text, 'none'), r.id) "
 	"FROM memtx.action_log a JOIN memtx.records r "
 	"  ON r.namespace = a.namespace AND r.staged_pos < a.gate_pos "
 	"WHERE a.allowed AND NOT a.reversible AND r.id IS DISTINCT FROM a.action_id "
@@ -73,7 +74,8 @@ static const char *const InvariantQueries[] = {
 	"FROM d JOIN memtx.records x ON x.id = d.id "
 	"WHERE x.kind = 'tool_action' AND NOT EXISTS ("
 	"  SELECT 1 FROM memtx.rollback_log l "
-	"   WHERE l.record_id = x.id AND l.action IN ('compensated', 'leaked'))",
+	"   WHERE l.record_id = x.id "
+	"     AND (l.action IN ('compensated', 'leaked') OR l.root_id = x.id))",
 	/* G3: active records with a revoked or registered ancestor */
 	"WITH RECURSIVE bad(id) AS ("
 	"  SELECT id FROM memtx.records WHERE state = 'revoked'"

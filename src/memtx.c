@@ -6,6 +6,8 @@
  */
 #include "memtx.h"
 
+#include "utils/guc.h"
+
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
@@ -32,4 +34,7 @@ void
 _PG_init(void)
 {
 	GucInit();
+	WorkerInit();
+	/* after every subsystem defined its settings */
+	MarkGUCPrefixReserved("memtx");
 }

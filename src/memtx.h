@@ -65,6 +65,9 @@ extern int	memtx_lease_timeout;
 extern char *memtx_logical_now;
 extern void GucInit(void);
 
+/* worker.c */
+extern void WorkerInit(void);
+
 /* clock.c */
 extern TimestampTz MemtxNow(void);
 

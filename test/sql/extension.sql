@@ -1,4 +1,7 @@
 -- CREATE EXTENSION / DROP EXTENSION, and what the extension consists of.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS memtx CASCADE;
+RESET client_min_messages;
 CREATE EXTENSION memtx;
 SELECT extname, extversion FROM pg_extension WHERE extname = 'memtx';
 SELECT c.relname, c.relkind

@@ -1,0 +1,76 @@
+-- effect_key (SPEC §5): an effect is at most once per namespace; a blocked
+-- call does not use its key up.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS memtx CASCADE;
+CREATE EXTENSION memtx;
+RESET client_min_messages;
+CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN EXECUTE sql; RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+CREATE FUNCTION pg_temp.counts(OUT log_rows bigint, OUT tool_actions bigint) LANGUAGE sql AS $$
+SELECT (SELECT count(*) FROM memtx.action_log),
+       (SELECT count(*) FROM memtx.records WHERE kind = 'tool_action') $$;
+
+SELECT memtx.register_tool('issue_refund', false);
+SELECT memtx.register_tool('hold_order', true, 'release_order');
+
+SELECT memtx.begin('medium') AS tx1 \gset
+SELECT memtx.stage(:tx1, 'order:841', 'refund_eligible', 'true') AS r1 \gset
+SELECT * FROM memtx.commit(:tx1);
+
+-- the first call with a key executes
+SELECT * FROM memtx.act(:tx1, 'issue_refund', '{"order": 841}', ARRAY[:r1], effect_key => 'refund-841');
+SELECT * FROM pg_temp.counts();
+-- a retry returns the same decision and records nothing new
+SELECT * FROM memtx.act(:tx1, 'issue_refund', '{"order": 841}', ARRAY[:r1], effect_key => 'refund-841');
+SELECT * FROM pg_temp.counts();
+-- from another transaction of the same namespace, with other arguments: still the first decision
+SELECT memtx.begin('medium') AS tx2 \gset
+SELECT * FROM memtx.act(:tx2, 'issue_refund', '{"order": 841, "retry": true}', effect_key => 'refund-841');
+SELECT * FROM pg_temp.counts();
+-- even while the gate would now block the call
+SELECT memtx.stage(:tx2, 'order:900', 'note', '"pending"') AS r2 \gset
+SELECT * FROM memtx.act(:tx1, 'issue_refund', '{"order": 841}', ARRAY[:r1], effect_key => 'refund-841');
+SELECT * FROM pg_temp.counts();
+
+-- a blocked call does not use its key up
+SELECT * FROM memtx.act(:tx1, 'issue_refund', '{"order": 842}', ARRAY[:r1], effect_key => 'refund-842');
+SELECT * FROM memtx.act(:tx1, 'issue_refund', '{"order": 842}', ARRAY[:r1], effect_key => 'refund-842');
+SELECT * FROM pg_temp.counts();
+SELECT id, allowed, reason, blockers, action_id, effect_key FROM memtx.action_log WHERE effect_key = 'refund-842' ORDER BY id;
+-- once nothing is in flight the same key executes, once
+SELECT * FROM memtx.commit(:tx2);
+SELECT * FROM memtx.act(:tx1, 'issue_refund', '{"order": 842}', ARRAY[:r1], effect_key => 'refund-842');
+SELECT * FROM memtx.act(:tx1, 'issue_refund', '{"order": 842}', ARRAY[:r1], effect_key => 'refund-842');
+SELECT * FROM pg_temp.counts();
+SELECT id, allowed, reason, blockers, action_id FROM memtx.action_log WHERE effect_key = 'refund-842' ORDER BY id;
+
+-- keys are per namespace: the same key elsewhere is a different effect
+SELECT memtx.begin('medium', namespace => 'shop-b') AS tx3 \gset
+SELECT * FROM memtx.act(:tx3, 'issue_refund', '{"order": 841}', effect_key => 'refund-841');
+SELECT * FROM memtx.act(:tx3, 'issue_refund', '{"order": 841}', effect_key => 'refund-841');
+SELECT namespace, effect_key, count(*) AS allowed_calls
+  FROM memtx.action_log WHERE allowed AND effect_key IS NOT NULL
+ GROUP BY namespace, effect_key ORDER BY namespace, effect_key;
+
+-- calls without a key are not deduplicated; reversible tools use keys the same way
+SELECT action_id FROM memtx.act(:tx1, 'hold_order', '{"order": 841}');
+SELECT action_id FROM memtx.act(:tx1, 'hold_order', '{"order": 841}');
+SELECT action_id FROM memtx.act(:tx1, 'hold_order', '{"order": 841}', effect_key => 'hold-841');
+SELECT action_id FROM memtx.act(:tx1, 'hold_order', '{"order": 841}', effect_key => 'hold-841');
+
+-- a key stays used after its action is repaired by a cascade
+SELECT record_id, kind, action, reason FROM memtx.revoke(:r1, 'lookup was wrong');
+SELECT * FROM memtx.act(:tx2, 'issue_refund', '{"order": 841}', effect_key => 'refund-841');
+SELECT * FROM pg_temp.counts();
+
+-- an aborted transaction cannot replay a key
+SELECT memtx.begin('medium') AS tx4 \gset
+SELECT count(*) FROM memtx.abort(:tx4);
+SELECT pg_temp.try(format('SELECT memtx.act(%s, %L, %L, effect_key => %L)', :tx4, 'issue_refund', '{}', 'refund-841'));
+
+-- the database holds the rule too: one allowed row per (namespace, key)
+SELECT pg_temp.try($$INSERT INTO memtx.action_log (tx_id, namespace, tool, reversible, allowed, effect_key,
+                       gate_snapshot, gate_xid, gate_pos)
+                     VALUES (1, 'default', 'issue_refund', false, true, 'refund-841',
+                             pg_current_snapshot(), pg_current_xact_id(), 0)$$);

@@ -1,0 +1,87 @@
+# Helpers shared by the memtx TAP tests: a cluster with memtx preloaded and
+# its background worker watching database "postgres".
+package MemtxTest;
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+use Exporter 'import';
+our @EXPORT = qw(memtx_node worker_pid launcher_pid wait_for_worker
+  wait_for_new_worker notifications);
+
+# A started node with memtx installed in "postgres".  %conf: extra lines of
+# postgresql.conf, keyed by setting name.
+sub memtx_node
+{
+	my ($name, %conf) = @_;
+	my %settings = (
+		'memtx.databases' => "'postgres'",
+		'memtx.worker_naptime' => '1',
+		%conf);
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf',
+		join('', map { "$_ = $settings{$_}\n" } sort keys %settings));
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION memtx CASCADE');
+	return $node;
+}
+
+# PID of the memtx worker of $db ('' when none runs).
+sub worker_pid
+{
+	my ($node, $db) = @_;
+	$db //= 'postgres';
+	return $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'memtx worker' AND datname = '$db'"
+	);
+}
+
+sub launcher_pid
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'memtx launcher'");
+}
+
+# Waits until exactly one worker runs for $db; returns its PID.
+sub wait_for_worker
+{
+	my ($node, $db) = @_;
+	$db //= 'postgres';
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'memtx worker' AND datname = '$db'"
+	) or return '';
+	return worker_pid($node, $db);
+}
+
+# Waits until the worker of $db runs with a PID other than $old.
+sub wait_for_new_worker
+{
+	my ($node, $old, $db) = @_;
+	$db //= 'postgres';
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'memtx worker' AND datname = '$db' AND pid <> $old"
+	) or return '';
+	return worker_pid($node, $db);
+}
+
+# The payloads psql printed for channel memtx in $text, in order.
+sub notifications
+{
+	my ($text) = @_;
+	my @payloads;
+	while ($text =~
+		/Asynchronous notification "memtx" with payload "(.*?)" received from server process/g)
+	{
+		push @payloads, $1;
+	}
+	return @payloads;
+}
+
+1;
