@@ -250,7 +250,7 @@ def p_low_confidence(c, D):
     """{a} records a tool result claiming {e}.{at} = {bad} with confidence 0.35 from {lo}; the
     evidence check quarantines it (low_evidence), the order of record ({v}) stays, and a later
     {irr} derived from the polluted result is refused because the input is not visible."""
-    a, L = D["a"], lookup(D)
+    a = D["a"]
     c.seed("truth", a, D["e"], D["at"], D["v"], source=D["hi"])
     c.begin(a, "t1")
     c.stage(a, "polluted", D["e"], D["at"], D["bad"], source=D["lo"], confidence=0.35,
