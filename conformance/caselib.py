@@ -276,6 +276,8 @@ def validate(case):
         need(r.get("state") in (None, "quarantined", "revoked"), "expect.retractions: bad state")
         need(r.get("reason") in (None,) + REASONS, "expect.retractions: unknown reason")
         need(r.get("action") in (None,) + REPAIRS, "expect.retractions: unknown repair")
+        need(r.get("rows") is None or (isinstance(r["rows"], int) and r["rows"] >= 1),
+             "expect.retractions: rows is a positive count of rollback_log rows")
     for p in exp["permission_blocks"]:
         if "record" in p:
             check_refs(p["record"], "expect.permission_blocks", ("seed", "stage"))

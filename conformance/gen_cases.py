@@ -519,10 +519,12 @@ def stale_setup(c, D, writer_src="mid", rival_src="mid"):
 @scenario("main", F, "classic")
 def s_classic(c, D):
     """{a} opens a transaction, {b} commits {e}.{at} = {alt} after it, and {a} then writes {bad}
-    from its old view: a rival committed after the snapshot makes the write stale_late_write."""
+    from its old view: a rival committed after the snapshot makes the write stale_late_write
+    (committing again returns the same stored outcome)."""
     a = D["a"]
     stale_setup(c, D)
     c.stage(a, "late", D["e"], D["at"], D["bad"], source=D["mid"], tx="$t1")
+    c.commit(a, "t1")
     c.commit(a, "t1")
     c.ok(D["e"], D["at"], D["alt"])
     c.gone(D["e"], D["at"], D["bad"], reason="stale_late_write")
@@ -1126,6 +1128,7 @@ def k_one_tx(c, D):
     c.stage(a, "first", D["e"], D["at"], D["v"], source=D["mid"])
     c.stage(a, "second", D["e"], D["at"], D["bad"], source=D["peer"])
     c.commit(a)
+    c.commit(a)
     c.ok(D["e"], D["at"], D["v"])
     c.gone(D["e"], D["at"], D["bad"], reason="needs_review")
 
@@ -1455,30 +1458,41 @@ def root_and_chain(c, D, kinds, agent=None):
 def expect_chain(c, D, kinds):
     for i, k in enumerate(kinds, 1):
         if k == "belief":
-            c.retract("n%d" % i, state="revoked", reason="revoked_parent", action="revoked")
+            c.retract("n%d" % i, state="revoked", reason="revoked_parent", action="revoked", rows=1)
         else:
-            c.retract("n%d" % i, state="quarantined", reason="invalidated", action="quarantined", registered=True)
+            c.retract("n%d" % i, state="quarantined", reason="invalidated", action="quarantined",
+                      registered=True, rows=1)
 
 
 @scenario("main", F, "belief-chain")
 def r_chain(c, D):
     """Revoking a root walks a chain of two derived beliefs: both are revoked with
-    revoked_parent, each logged once."""
+    revoked_parent, each logged once; revoking the root a second time writes nothing."""
     root_and_chain(c, D, ["belief", "belief"])
     c.revoke("root", note="source retracted")
-    c.retract("root", state="revoked", reason="revoked", action="revoked")
+    c.revoke("root", note="retracted again")
+    c.retract("root", state="revoked", reason="revoked", action="revoked", rows=1)
     expect_chain(c, D, ["belief", "belief"])
     c.gone(D["e"], D["at"], D["bad"], state="revoked")
 
 
 @scenario("main", F, "summary-quarantined")
 def r_summary(c, D):
-    """A summary derived from a revoked root is quarantined (invalidated) and entered in the
-    revocation registry to be rebuilt, not silently kept."""
-    root_and_chain(c, D, ["summary"])
+    """A summary derived from two roots: revoking the first quarantines it (invalidated) and
+    registers it to be rebuilt; revoking the second leaves it quarantined and registered
+    with no new log row."""
+    a = D["a"]
+    c.begin(a, "t1")
+    c.stage(a, "root", D["e"], D["at"], D["bad"], source=D["mid"])
+    c.stage(a, "root2", D["e"], D["at2"], D["v2"], source=D["mid"])
+    c.stage(a, "n1", D["e"], "summary", "%s and %s" % (D["bad"], D["v2"]), kind="summary",
+            derived_from=["$root", "$root2"])
+    c.commit(a)
     c.revoke("root")
-    c.retract("root", action="revoked")
-    expect_chain(c, D, ["summary"])
+    c.revoke("root2")
+    c.retract("root", action="revoked", rows=1)
+    c.retract("root2", action="revoked", rows=1)
+    c.retract("n1", state="quarantined", reason="invalidated", action="quarantined", registered=True, rows=1)
 
 
 @scenario("main", F, "compensation")
@@ -1562,7 +1576,7 @@ def r_diamond(c, D):
     c.commit(a)
     c.revoke("root")
     for n in ("l", "r", "g"):
-        c.retract(n, state="revoked", reason="revoked_parent", action="revoked")
+        c.retract(n, state="revoked", reason="revoked_parent", action="revoked", rows=1)
     c.gone(D["e"], "joined", "LR", state="revoked")
 
 
@@ -2511,6 +2525,7 @@ def h_pw_effect_key(c, D):
     c.act(b, "again", D["irr"], ["truth"], tx="tb", effect_key="pay-" + D["name"])
     c.forbid("early", "in_flight_tentative")
     c.require("late")
+    c.require("again")
     c.gone(D["e"], D["at"], D["bad"], reason="aborted")
 
 
@@ -2586,8 +2601,8 @@ def h_deep_diamond(c, D):
     c.revoke("root")
     c.retract("l", state="revoked", reason="revoked_parent", action="revoked")
     c.retract("r", state="quarantined", reason="invalidated", registered=True)
-    c.retract("j", state="revoked", reason="revoked_parent", action="revoked")
-    c.retract("t", state="revoked", reason="revoked_parent", action="revoked")
+    c.retract("j", state="revoked", reason="revoked_parent", action="revoked", rows=1)
+    c.retract("t", state="revoked", reason="revoked_parent", action="revoked", rows=1)
 
 
 @scenario("hardened", F, "deep-owner-revokes")

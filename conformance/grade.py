@@ -12,7 +12,8 @@ Five axes per case, all of which must hold for task success:
   rollback     required retractions happened (state, reason, repair log)
   permissions  expected permission blocks happened
 and the replay itself must be clean: no unexpected SQL error, every expected
-error raised, check_invariants() empty.
+error raised, a repeated commit returning the stored outcome, and
+check_invariants() empty.
 """
 
 import json
@@ -206,6 +207,8 @@ def grade(case, run):
                     problems.append("no rollback_log %s row (has %s)" % (rt["action"], [l["action"] for l in logs]))
             elif not logs:
                 problems.append("no rollback_log row")
+            if "rows" in rt and len(logs) != rt["rows"]:
+                problems.append("%d rollback_log rows, expected %d" % (len(logs), rt["rows"]))
             if rt.get("registered") and rid not in snap["registry"]:
                 problems.append("not in the revocation registry")
             if rt.get("compensator") and not any(
@@ -246,6 +249,14 @@ def grade(case, run):
         elif got and not want:
             res["errors"].append("%s (%s by %s): unexpected error %s: %s" % (
                 name, ev["do"], ev["agent"], got, ev.get("error")))
+    first_outcome = {}
+    for ev in trace:
+        if ev["do"] == "commit" and ev.get("outcomes") is not None:
+            key = sorted((o["record_id"], o["state"], o["reason"] or "") for o in ev["outcomes"])
+            if ev["tx"] in first_outcome and first_outcome[ev["tx"]] != key:
+                res["errors"].append("commit of transaction %s is not idempotent: %s, then %s"
+                                     % (ev["tx"], first_outcome[ev["tx"]], key))
+            first_outcome.setdefault(ev["tx"], key)
     for inv in snap["invariants"]:
         res["errors"].append("invariant %s violated at record %s: %s" % tuple(inv))
 

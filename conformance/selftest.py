@@ -46,7 +46,7 @@ def _record(state):
             "settled_pos": None if state == "tentative" else 9}
 
 
-def _run(read_state, action_allowed, final_state, rollback):
+def _run(read_state, action_allowed, final_state, rollback, second_commit=None):
     snap = {
         "records": [_record(final_state)],
         "action_log": [{"id": 1, "tx_id": 2, "tool": "pay", "allowed": action_allowed,
@@ -67,6 +67,11 @@ def _run(read_state, action_allowed, final_state, rollback):
          "reason": None if action_allowed else "in_flight_tentative", "log_id": 1},
         {"do": "revoke", "agent": "harness", "label": None},
     ]
+    if second_commit is not None:
+        trace[2:2] = [{"do": "commit", "agent": "a", "label": None, "tx": 1,
+                       "outcomes": [{"record_id": 1, "state": "quarantined", "reason": "low_evidence"}]},
+                      {"do": "commit", "agent": "a", "label": None, "tx": 1,
+                       "outcomes": [{"record_id": 1, "state": second_commit, "reason": None}]}]
     labels = {"t1": 1, "x": 1, "t2": 2, "p": None}
     case = caselib.validate(_base())
     return grade.grade(case, {"trace": trace, "snapshot": snap, "labels": labels,
@@ -99,7 +104,10 @@ def run_checks():
     dirty = _run(read_state="tentative", action_allowed=False, final_state="revoked", rollback=True)
     leaked = _run(read_state=None, action_allowed=True, final_state="revoked", rollback=True)
     active = _run(read_state=None, action_allowed=False, final_state="committed", rollback=False)
+    redone = _run(read_state=None, action_allowed=False, final_state="revoked", rollback=True,
+                  second_commit="committed")
     grader = {
+        "fails a commit that ran twice": not redone["passed"],
         "passes a clean store": clean["passed"],
         "counts a read of a foreign tentative record as dirty": dirty["dirty"] == 1 and not dirty["axes"]["isolation"],
         "fails a forbidden action that executed": not leaked["axes"]["actions"],
