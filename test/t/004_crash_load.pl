@@ -48,9 +48,11 @@ SQL
 	push @runs, { h => $h, out => \$out, err => \$err };
 }
 
-# Let the load build up, then crash.
+# Wait until every agent has commits of its own (agents start at different
+# speeds on a busy machine), then crash.
 $node->poll_query_until('postgres',
-	"SELECT count(*) >= 40 FROM memtx.transactions WHERE status <> 'open'")
+	"SELECT count(*) >= 40 AND count(DISTINCT entity) = $agents FROM memtx.records "
+	  . "WHERE entity LIKE 'agent%' AND state IN ('committed', 'action_safe')")
   or die 'load did not start';
 $node->stop('immediate');
 
