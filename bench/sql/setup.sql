@@ -1,0 +1,261 @@
+/*
+ * bench/sql/setup.sql — schema "bench": baseline tables and store builders.
+ *
+ * Run by bench/run as a superuser in a fresh database with memtx created.
+ *
+ * How stores are built (documented in bench/README.md):
+ *  - The bulk of a store — committed, unrelated records — and the cascade
+ *    graphs are written with INSERT ... SELECT straight into memtx.records and
+ *    memtx.edges, as the superuser, inside one memtx transaction row per
+ *    batch.  Going through memtx.stage/commit would cost minutes per million
+ *    records and, for a 100k-long chain, a quadratic ancestry walk at commit.
+ *    Every bulk row is consistent with what the pipeline would have written:
+ *    staged, settled and committed positions on the memtx clock, xid of the
+ *    loading SQL transaction, verdict = state.  The loaders run with
+ *    session_replication_role = replica (transaction-local), which skips the
+ *    foreign-key triggers on rows that are consistent by construction; the
+ *    indexes and the single-truth exclusion constraint are still maintained.
+ *  - Records in flight (tentative) are staged through the API (memtx.begin +
+ *    memtx.stage), in open transactions with a long lease.
+ *  - Benchmarked writes always go through the API.
+ */
+\set ON_ERROR_STOP on
+SET client_min_messages = warning;
+
+CREATE SCHEMA bench;
+
+SELECT memtx.register_source('bench', 0.8);
+SELECT memtx.register_source('src1', 0.8);
+SELECT memtx.register_source('src2', 0.7);
+SELECT memtx.register_source('src3', 0.75);
+SELECT memtx.register_source('src4', 0.75);
+SELECT memtx.register_tool('deploy', false);
+
+-- Scenario 1 baseline: last-writer-wins slot table.
+CREATE TABLE bench.plain_slot (
+    namespace  text NOT NULL,
+    entity     text NOT NULL,
+    attribute  text NOT NULL,
+    value      jsonb NOT NULL,
+    source     text,
+    confidence double precision NOT NULL,
+    updated_at timestamptz NOT NULL,
+    PRIMARY KEY (namespace, entity, attribute)
+);
+
+-- Scenario 2 baseline: append-only records with a slot index.
+CREATE TABLE bench.plain_batch (
+    id         bigserial PRIMARY KEY,
+    namespace  text NOT NULL,
+    entity     text NOT NULL,
+    attribute  text NOT NULL,
+    value      jsonb NOT NULL,
+    source     text,
+    confidence double precision NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX ON bench.plain_batch (namespace, entity, attribute);
+
+-- Scenarios 3, 4 baseline: the same store as a plain keyed table.
+CREATE TABLE bench.plain_store (
+    namespace text NOT NULL,
+    entity    text NOT NULL,
+    attribute text NOT NULL,
+    value     jsonb NOT NULL,
+    PRIMARY KEY (namespace, entity, attribute)
+);
+
+-- Scenario 5 baseline: the cascade graphs' rows, with their edges.
+CREATE TABLE bench.plain_graph (
+    id        bigint PRIMARY KEY,
+    gid       integer NOT NULL,
+    namespace text NOT NULL,
+    entity    text NOT NULL,
+    attribute text NOT NULL,
+    value     jsonb NOT NULL,
+    state     text NOT NULL,
+    reason    text
+);
+CREATE INDEX ON bench.plain_graph (gid);
+CREATE INDEX ON bench.plain_graph (namespace, entity, attribute);
+
+CREATE TABLE bench.store_size (namespace text PRIMARY KEY, n bigint NOT NULL);
+CREATE SEQUENCE bench.graph_id_seq;
+
+/*
+ * A committed memtx transaction row for a bulk load into ns, as memtx.begin
+ * followed by an empty memtx.commit would leave it.
+ */
+CREATE FUNCTION bench.bulk_tx(ns text) RETURNS bigint
+LANGUAGE sql AS $$
+    INSERT INTO memtx.transactions (agent, tier, isolation, namespace, snapshot,
+                                    snapshot_xid, snapshot_seq, status,
+                                    lease_expires_at, ended_at)
+    VALUES (current_user, 'medium', 'verified_read', ns, pg_current_snapshot(),
+            pg_current_xact_id(), nextval('memtx.clock'), 'committed',
+            clock_timestamp(), clock_timestamp())
+    RETURNING id
+$$;
+
+/* Reserve n consecutive record ids; returns the first. */
+CREATE FUNCTION bench.reserve_ids(n bigint) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    first bigint := nextval('memtx.record_id_seq');
+BEGIN
+    PERFORM setval('memtx.record_id_seq', first + n - 1);
+    RETURN first;
+END $$;
+
+/*
+ * Grow the store of namespace ns to n unrelated records, slots e<i>/a, all
+ * action_safe (so every isolation level sees them), in chains of ten
+ * (record i derived from record i-1 unless i % 10 = 1): a read at
+ * verified_read or stricter walks at most nine ancestors.  The plain store
+ * gets the same slots.
+ */
+CREATE FUNCTION bench.grow_store(ns text, n bigint) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    have  bigint;
+    tx    bigint;
+    first bigint;
+    pos   bigint;
+BEGIN
+    SELECT s.n INTO have FROM bench.store_size s WHERE s.namespace = ns;
+    have := coalesce(have, 0);
+    IF n <= have THEN
+        RETURN have;
+    END IF;
+    PERFORM set_config('session_replication_role', 'replica', true);
+    tx := bench.bulk_tx(ns);
+    first := bench.reserve_ids(n - have);
+    pos := nextval('memtx.clock');
+    INSERT INTO memtx.records (id, tx_id, namespace, entity, attribute, value, kind,
+                               state, source, authority, confidence, owner, scope,
+                               staged_xid, staged_pos, settled_xid, settled_pos,
+                               committed_xid, committed_seq, verdict)
+    SELECT first + (i - have - 1), tx, ns, 'e' || i, 'a', to_jsonb(i), 'belief',
+           'action_safe', 'bench', 0.8, 0.9, current_user, 'private',
+           pg_current_xact_id(), pos, pg_current_xact_id(), pos,
+           pg_current_xact_id(), pos, 'action_safe'
+      FROM generate_series(have + 1, n) i;
+    INSERT INTO memtx.edges (child, parent)
+    SELECT first + (i - have - 1), first + (i - have - 2)
+      FROM generate_series(have + 1, n) i
+     WHERE i % 10 <> 1 AND i > have + 1;
+    INSERT INTO bench.plain_store (namespace, entity, attribute, value)
+    SELECT ns, 'e' || i, 'a', to_jsonb(i) FROM generate_series(have + 1, n) i;
+    INSERT INTO bench.store_size VALUES (ns, n)
+        ON CONFLICT (namespace) DO UPDATE SET n = excluded.n;
+    RETURN n;
+END $$;
+
+/*
+ * Build a cascade graph in ns: a root and d committed belief descendants
+ * (ids root+1 .. root+d), shaped
+ *   chain    node k derived from node k-1 (node 0 is the root)
+ *   fanout   every node derived from the root
+ *   diamond  layers of 100; the first layer derived from the root, node p of
+ *            a later layer from nodes p and p+1 (mod 100) of the layer
+ *            above, so paths fork and rejoin
+ * and the same d+1 rows in bench.plain_graph.  Returns the root id and the
+ * graph id.
+ */
+CREATE FUNCTION bench.build_graph(ns text, shape text, d integer,
+                                  OUT root bigint, OUT gid integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+    tx  bigint;
+    pos bigint;
+    w   constant integer := 100;
+BEGIN
+    PERFORM set_config('session_replication_role', 'replica', true);
+    gid := nextval('bench.graph_id_seq');
+    tx := bench.bulk_tx(ns);
+    root := bench.reserve_ids(d + 1);
+    pos := nextval('memtx.clock');
+    INSERT INTO memtx.records (id, tx_id, namespace, entity, attribute, value, kind,
+                               state, source, authority, confidence, owner, scope,
+                               staged_xid, staged_pos, settled_xid, settled_pos,
+                               committed_xid, committed_seq, verdict)
+    SELECT root + k, tx, ns, 'g' || gid || '_' || k, 'a', to_jsonb(k), 'belief',
+           'committed', 'bench', 0.8, 0.9, current_user, 'private',
+           pg_current_xact_id(), pos, pg_current_xact_id(), pos,
+           pg_current_xact_id(), pos, 'committed'
+      FROM generate_series(0, d) k;
+    IF shape = 'chain' THEN
+        INSERT INTO memtx.edges (child, parent)
+        SELECT root + k, root + k - 1 FROM generate_series(1, d) k;
+    ELSIF shape = 'fanout' THEN
+        INSERT INTO memtx.edges (child, parent)
+        SELECT root + k, root FROM generate_series(1, d) k;
+    ELSIF shape = 'diamond' THEN
+        -- node k (1-based) sits in layer (k-1)/w at position (k-1)%w
+        INSERT INTO memtx.edges (child, parent)
+        SELECT root + k, root FROM generate_series(1, least(d, w)) k;
+        INSERT INTO memtx.edges (child, parent)
+        SELECT DISTINCT root + k, root + p
+          FROM generate_series(w + 1, d) k,
+               LATERAL (VALUES (k - w),
+                               (((k - 1) / w - 1) * w + ((k - 1) % w + 1) % w + 1)) AS v(p);
+    ELSE
+        RAISE EXCEPTION 'unknown graph shape %', shape;
+    END IF;
+    INSERT INTO bench.plain_graph (id, gid, namespace, entity, attribute, value, state)
+    SELECT root + k, gid, ns, 'g' || gid || '_' || k, 'a', to_jsonb(k), 'committed'
+      FROM generate_series(0, d) k;
+END $$;
+
+/* Time memtx.revoke(root); returns milliseconds and rows it returned. */
+CREATE FUNCTION bench.timed_revoke(root bigint, OUT ms double precision, OUT nrows bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz := clock_timestamp();
+BEGIN
+    SELECT count(*) INTO nrows FROM memtx.revoke(root, 'bench');
+    ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+END $$;
+
+/* Time the baseline: one bulk UPDATE of the graph's rows. */
+CREATE FUNCTION bench.timed_update(g integer, OUT ms double precision, OUT nrows bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz := clock_timestamp();
+BEGIN
+    UPDATE bench.plain_graph SET state = 'revoked', reason = 'revoked_parent'
+     WHERE gid = g;
+    GET DIAGNOSTICS nrows = ROW_COUNT;
+    ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+END $$;
+
+/*
+ * Stage n tentative records (slots t<i>/a) through the API in open
+ * transactions of 100 records each, with a lease of a day; returns the ids.
+ */
+CREATE FUNCTION bench.stage_in_flight(ns text, n integer) RETURNS SETOF bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    tx bigint;
+BEGIN
+    PERFORM set_config('memtx.lease_timeout', '86400', true);
+    FOR i IN 0 .. n - 1 LOOP
+        IF i % 100 = 0 THEN
+            tx := memtx.begin(namespace => ns);
+        END IF;
+        RETURN NEXT memtx.stage(tx, 't' || i, 'a', to_jsonb(i),
+                                source => 'bench', confidence => 0.9);
+    END LOOP;
+END $$;
+
+/* Begin one transaction per isolation level (harness: the level is pinned). */
+CREATE TABLE bench.read_tx (iso memtx.isolation PRIMARY KEY, tx bigint NOT NULL);
+CREATE FUNCTION bench.begin_readers(ns text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('memtx.lease_timeout', '86400', true);
+    DELETE FROM bench.read_tx;
+    INSERT INTO bench.read_tx
+    SELECT l, memtx.begin(namespace => ns, isolation => l)
+      FROM unnest(enum_range(NULL::memtx.isolation)) l;
+END $$;
