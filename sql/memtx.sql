@@ -144,7 +144,8 @@ CREATE TABLE memtx.records (
 COMMENT ON TABLE memtx.records IS 'memory records: governed objects with evidence, permissions, provenance, validity and lifecycle state';
 CREATE INDEX records_slot_idx ON memtx.records (namespace, entity, attribute);
 CREATE INDEX records_tx_idx ON memtx.records (tx_id, staged_pos);
-CREATE INDEX records_tentative_idx ON memtx.records (namespace, id) WHERE state = 'tentative';
+-- in flight: the gate probes a namespace, causally stable reads a slot
+CREATE INDEX records_tentative_idx ON memtx.records (namespace, entity, attribute) WHERE state = 'tentative';
 CREATE INDEX records_action_safe_idx ON memtx.records (namespace, id) WHERE state = 'action_safe';
 
 CREATE TABLE memtx.edges (
@@ -157,9 +158,12 @@ CREATE TABLE memtx.edges (
 COMMENT ON TABLE memtx.edges IS 'derived-from DAG: child was derived from parent';
 CREATE INDEX edges_parent_idx ON memtx.edges (parent, child);
 
+-- read_set and rollback_log are written in volume on hot paths (every read,
+-- every repaired descendant); records are never deleted, so their record
+-- columns carry no foreign keys (check_invariants audits the logs instead).
 CREATE TABLE memtx.read_set (
     tx_id     bigint NOT NULL REFERENCES memtx.transactions (id),
-    record_id bigint NOT NULL REFERENCES memtx.records (id),
+    record_id bigint NOT NULL,
     PRIMARY KEY (tx_id, record_id)
 );
 COMMENT ON TABLE memtx.read_set IS 'records each transaction has read through memtx.read';
@@ -202,8 +206,8 @@ CREATE INDEX action_log_action_idx ON memtx.action_log (action_id);
 
 CREATE TABLE memtx.rollback_log (
     id        bigint PRIMARY KEY DEFAULT pg_catalog.nextval('memtx.rollback_log_id_seq'),
-    root_id   bigint NOT NULL REFERENCES memtx.records (id),
-    record_id bigint NOT NULL REFERENCES memtx.records (id),
+    root_id   bigint NOT NULL,
+    record_id bigint NOT NULL,
     kind      memtx.kind NOT NULL,
     action    text NOT NULL CHECK (action IN ('revoked', 'quarantined', 'compensated', 'leaked')),
     reason    text NOT NULL,
@@ -275,14 +279,18 @@ COMMENT ON FUNCTION memtx.set_role_tier(text, memtx.risk_tier) IS 'harness: the 
 -- and as the extension owner for table access, and pins search_path.  JIT is
 -- off inside them: their queries are short index probes whose recursive
 -- walks the planner overestimates, and compiling them would cost far more
--- than running them.
+-- than running them.  For the same reason the protocol functions plan with
+-- hash and merge joins off: a walk of a record's ancestry or descendants must
+-- be index nested loops, whose cost follows the walk, never a join that reads
+-- the whole store (check_invariants, an audit, keeps them).
 
 CREATE FUNCTION memtx.begin(tier memtx.risk_tier DEFAULT NULL, agent text DEFAULT NULL,
                             namespace text DEFAULT 'default', isolation memtx.isolation DEFAULT NULL)
     RETURNS bigint
     AS 'MODULE_PATHNAME', 'memtx_begin'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp SET jit = off;
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off;
 COMMENT ON FUNCTION memtx.begin(memtx.risk_tier, text, text, memtx.isolation) IS 'open a memtx transaction and capture its snapshot; tier, agent and isolation are for harnesses';
 
 CREATE FUNCTION memtx.stage(tx bigint, entity text, attribute text, value jsonb,
@@ -294,48 +302,55 @@ CREATE FUNCTION memtx.stage(tx bigint, entity text, attribute text, value jsonb,
     RETURNS bigint
     AS 'MODULE_PATHNAME', 'memtx_stage'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp SET jit = off;
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off;
 COMMENT ON FUNCTION memtx.stage(bigint, text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz) IS 'stage a tentative record and its derived-from edges in an open transaction';
 
 CREATE FUNCTION memtx.read(tx bigint, entity text DEFAULT NULL, attribute text DEFAULT NULL)
     RETURNS SETOF memtx.records
     AS 'MODULE_PATHNAME', 'memtx_read'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp SET jit = off;
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off;
 COMMENT ON FUNCTION memtx.read(bigint, text, text) IS 'records visible to the transaction at its isolation level (a slot, an entity, or the namespace); adds them to its read set';
 
 CREATE FUNCTION memtx.commit(tx bigint)
     RETURNS TABLE (record_id bigint, state memtx.state, reason text)
     AS 'MODULE_PATHNAME', 'memtx_commit'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp SET jit = off;
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off;
 COMMENT ON FUNCTION memtx.commit(bigint) IS 'admit staged records through the four-check pipeline; idempotent (a repeat returns the stored outcome)';
 
 CREATE FUNCTION memtx.abort(tx bigint)
     RETURNS SETOF memtx.rollback_log
     AS 'MODULE_PATHNAME', 'memtx_abort'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp SET jit = off;
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off;
 COMMENT ON FUNCTION memtx.abort(bigint) IS 'abort an open transaction: revoke its staging (reason aborted) and repair descendants; returns the log rows written';
 
 CREATE FUNCTION memtx.revoke(record bigint, note text DEFAULT NULL)
     RETURNS SETOF memtx.rollback_log
     AS 'MODULE_PATHNAME', 'memtx_revoke'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp SET jit = off;
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off;
 COMMENT ON FUNCTION memtx.revoke(bigint, text) IS 'retract a record and repair every descendant by kind; owner or harness; returns the log rows written';
 
 CREATE FUNCTION memtx.resolve(record bigint, accept boolean)
     RETURNS memtx.state
     AS 'MODULE_PATHNAME', 'memtx_resolve'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp SET jit = off;
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off;
 COMMENT ON FUNCTION memtx.resolve(bigint, boolean) IS 'harness: settle a needs_review record (accept commits it and supersedes its rivals; reject revokes it with cascade); returns its new state';
 
 CREATE FUNCTION memtx.gate(tx bigint, tool text, OUT allowed boolean, OUT reason text, OUT blockers bigint[])
     AS 'MODULE_PATHNAME', 'memtx_gate'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp SET jit = off;
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off;
 COMMENT ON FUNCTION memtx.gate(bigint, text) IS 'whether the transaction may call the tool now; a probe that records nothing';
 
 CREATE FUNCTION memtx.act(tx bigint, tool text, args jsonb, derived_from bigint[] DEFAULT '{}',
@@ -343,14 +358,16 @@ CREATE FUNCTION memtx.act(tx bigint, tool text, args jsonb, derived_from bigint[
                           OUT allowed boolean, OUT reason text, OUT action_id bigint, OUT blockers bigint[])
     AS 'MODULE_PATHNAME', 'memtx_act'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp SET jit = off;
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off;
 COMMENT ON FUNCTION memtx.act(bigint, text, jsonb, bigint[], text) IS 'gate a tool call with its declared inputs; an allowed call is recorded as a committed tool_action record, every call in the action log';
 
 CREATE FUNCTION memtx.expire_transactions()
     RETURNS SETOF bigint
     AS 'MODULE_PATHNAME', 'memtx_expire_transactions'
     LANGUAGE C VOLATILE
-    SET search_path = pg_catalog, pg_temp SET jit = off;
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off;
 COMMENT ON FUNCTION memtx.expire_transactions() IS 'harness: abort (reason expired) every open transaction whose lease ran out; returns their ids';
 
 CREATE FUNCTION memtx.happened_before(xid xid8, pos bigint, snapshot pg_snapshot, snapshot_xid xid8, snapshot_pos bigint)

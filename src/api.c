@@ -62,7 +62,13 @@ MemtxPlan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes)
 {
 	if (*slot == NULL)
 	{
-		SPIPlanPtr	plan = SPI_prepare(sql, nargs, (Oid *) argtypes);
+		/*
+		 * Generic plans: every memtx query is an index probe whose shape does
+		 * not depend on its parameters, so planning it once beats re-planning
+		 * a custom plan on every call.
+		 */
+		SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, (Oid *) argtypes,
+											  CURSOR_OPT_GENERIC_PLAN);
 
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
