@@ -97,16 +97,20 @@ ConflictMayWrite(MemtxRec *cand, const char *rival_owner, ArrayType *rival_write
 	return MemtxRoleIsMember(owner, rival_owner) || MemtxRoleInAny(owner, rival_writers);
 }
 
-/* (d): slot adjudication. */
-static void
-ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
+/*
+ * The active rivals of record id: same namespace and slot, overlapping
+ * validity, a different value.  Leaves them in SPI_tuptable: id, tx_id,
+ * authority, source, owner, writers, observed_at, committed_xid,
+ * committed_seq.
+ */
+void
+ConflictFetchRivals(int64 id)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8OID};
 	Datum		values[1];
-	int			rank = RANK_BEATS;
 
-	values[0] = Int64GetDatum(cand->id);
+	values[0] = Int64GetDatum(id);
 	/* "(…) IS TRUE" keeps the planner on the slot's btree index: the gist
 	 * index of the exclusion constraint answers the same question slower */
 	MemtxExec(MemtxPlan(&plan,
@@ -120,6 +124,15 @@ ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
 						"WHERE c.id = $1 ORDER BY r.id",
 						1, types),
 			  values, NULL, true, 0);
+}
+
+/* (d): slot adjudication. */
+static void
+ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
+{
+	int			rank = RANK_BEATS;
+
+	ConflictFetchRivals(cand->id);
 	res->nrivals = (int) SPI_processed;
 	if (SPI_processed == 0)
 		return;

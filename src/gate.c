@@ -203,72 +203,33 @@ memtx_gate(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), out, nulls)));
 }
 
-/* Check act's declared inputs; returns a reason or NULL, offenders in *bad. */
+/*
+ * Check act's declared inputs (distinct, sorted, from RecIdArray); returns a
+ * reason or NULL, the offending ids in *bad.  Unknown ids are errors.
+ */
 static const char *
-GateInputs(MemtxTxn *t, ArrayType *inputs, Datum *bad)
+GateInputs(MemtxTxn *t, ArrayType *inputs, int n, Datum *bad)
 {
-	static SPIPlanPtr plan;
-	static const Oid types[] = {INT8ARRAYOID};
-	Datum		values[1];
-	Datum	   *elems;
-	int			n;
+	MemtxRec   *recs;
+	Datum	   *offenders;
 	int			nbad = 0;
 	const char *reason = NULL;
-	SPITupleTable *tt;
-	uint64		found;
-	Datum	   *offenders;
 
-	deconstruct_array(inputs, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, NULL, &n);
 	*bad = GateEmptyIds();
 	if (n == 0)
 		return NULL;
-	values[0] = PointerGetDatum(inputs);
-	MemtxExec(MemtxPlan(&plan,
-						"SELECT r.* FROM memtx.records r WHERE r.id = ANY ($1) ORDER BY r.id",
-						1, types),
-			  values, NULL, true, 0);
-	tt = SPI_tuptable;
-	found = SPI_processed;
-	if (found != (uint64) n)
-	{
-		for (int i = 0; i < n; i++)
-		{
-			bool		present = false;
-
-			for (uint64 j = 0; j < found && !present; j++)
-			{
-				MemtxRec	rec;
-
-				RecParse(tt->vals[j], tt->tupdesc, &rec);
-				present = rec.id == DatumGetInt64(elems[i]);
-			}
-			if (!present)
-				ereport(ERROR,
-						(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
-						 errmsg("input record %lld does not exist", (long long) DatumGetInt64(elems[i]))));
-		}
-	}
-	offenders = palloc(sizeof(Datum) * found);
-	for (uint64 j = 0; j < found; j++)
-	{
-		MemtxRec	rec;
-
-		RecParse(tt->vals[j], tt->tupdesc, &rec);
-		if (!VisVisible(t, &rec))
-			offenders[nbad++] = Int64GetDatum(rec.id);
-	}
+	recs = RecFetchByIds(inputs, n, "input record");
+	offenders = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+		if (!VisVisible(t, &recs[i]))
+			offenders[nbad++] = Int64GetDatum(recs[i].id);
 	if (nbad > 0)
 		reason = "input_not_visible";
 	else if (t->tier == MT_EXTERNAL_ACTION)
 	{
-		for (uint64 j = 0; j < found; j++)
-		{
-			MemtxRec	rec;
-
-			RecParse(tt->vals[j], tt->tupdesc, &rec);
-			if (rec.state != MS_ACTION_SAFE)
-				offenders[nbad++] = Int64GetDatum(rec.id);
-		}
+		for (int i = 0; i < n; i++)
+			if (recs[i].state != MS_ACTION_SAFE)
+				offenders[nbad++] = Int64GetDatum(recs[i].id);
 		if (nbad > 0)
 			reason = "input_not_action_safe";
 	}
@@ -311,7 +272,6 @@ memtx_act(PG_FUNCTION_ARGS)
 	bool		nulls[4] = {false, false, false, false};
 	Datum		values[14];
 	char		vnulls[14];
-	Datum	   *elems;
 
 	MemtxRequireArg(fcinfo, 0, "transaction id");
 	GateCheckTool(fcinfo, 1);
@@ -325,16 +285,7 @@ memtx_act(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(4))
 		MemtxCheckText(PG_GETARG_TEXT_PP(4), "effect_key", 256);
 	tool = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	inputs = PG_GETARG_ARRAYTYPE_P(3);
-	if (ARR_NDIM(inputs) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("derived_from must be a one-dimensional array")));
-	if (array_contains_nulls(inputs))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("derived_from must not contain nulls")));
-	deconstruct_array(inputs, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, NULL, &ninputs);
+	inputs = RecIdArray(PG_GETARG_ARRAYTYPE_P(3), "derived_from", &ninputs);
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "memtx.act must return a composite type");
 
@@ -384,12 +335,12 @@ memtx_act(PG_FUNCTION_ARGS)
 	blockers = g.blockers;
 	if (reason == NULL)
 	{
-		reason = GateInputs(t, inputs, &blockers);
+		reason = GateInputs(t, inputs, ninputs, &blockers);
 		if (reason == NULL && !reversible && t->tier == MT_EXTERNAL_ACTION && ninputs == 0)
 			reason = "inputs_required";
 	}
 	else
-		(void) GateInputs(t, inputs, &values[0]);	/* unknown ids are errors regardless */
+		(void) GateInputs(t, inputs, ninputs, &values[0]);	/* unknown ids are errors regardless */
 
 	if (reason == NULL)
 	{

@@ -273,7 +273,6 @@ Datum
 memtx_resolve(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr load;
-	static SPIPlanPtr rivals;
 	static SPIPlanPtr ancestors;
 	static SPIPlanPtr state;
 	static const Oid types[] = {INT8OID};
@@ -349,15 +348,7 @@ memtx_resolve(PG_FUNCTION_ARGS)
 				 errmsg("record %lld cannot be accepted: an ancestor is no longer active", (long long) id),
 				 errhint("Reject it, or stage it again from active records.")));
 
-	MemtxExec(MemtxPlan(&rivals,
-						"SELECT r.id FROM memtx.records c JOIN memtx.records r "
-						"  ON r.namespace = c.namespace AND r.entity = c.entity "
-						" AND r.attribute = c.attribute AND (r.valid && c.valid) IS TRUE "
-						" AND r.state IN ('committed', 'action_safe') "
-						" AND r.value::text <> c.value::text "
-						"WHERE c.id = $1",
-						1, types),
-			  values, NULL, true, 0);
+	ConflictFetchRivals(id);
 	if (SPI_processed > 0)
 	{
 		Datum	   *ids = palloc(sizeof(Datum) * SPI_processed);

@@ -29,6 +29,7 @@ typedef struct ConflictResult
 
 extern void ConflictCheck(MemtxTxn *t, MemtxRec *cand, ConflictResult *res);
 extern void ConflictSupersede(Datum *ids, int n);
+extern void ConflictFetchRivals(int64 id);
 
 /* pipeline.c */
 extern void PipelinePromote(int64 id, bool action_safe, bool set_verdict);

@@ -40,9 +40,14 @@ typedef struct MemtxRec
 #define KIND_IS_VIEW(k) ((k) >= 1 && (k) <= 4)
 #define SCOPE_PUBLIC 2
 
+/* record.c */
+#define MEMTX_MAX_IDS 10000
+
 /* Parse a full memtx.records row (SELECT r.*). */
 extern void RecParse(HeapTuple tuple, TupleDesc desc, MemtxRec *rec);
 extern int	MemtxLabelIndex(const char *const *names, int n, const char *label);
+extern ArrayType *RecIdArray(ArrayType *arr, const char *name, int *count);
+extern MemtxRec *RecFetchByIds(ArrayType *ids, int n, const char *what);
 
 /* visibility.c */
 extern bool VisReadable(Oid role, MemtxRec *rec);

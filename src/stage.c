@@ -24,46 +24,6 @@
 #include "utils/timestamp.h"
 
 #define MEMTX_MAX_VALUE_BYTES (1024 * 1024)
-#define MEMTX_MAX_PARENTS 10000
-
-/* Reject NULL elements; return the distinct ids, sorted. */
-static ArrayType *
-StageIdArray(ArrayType *arr, const char *name, int *count)
-{
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	int			m = 0;
-
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("%s must be a one-dimensional array", name)));
-	deconstruct_array(arr, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &n);
-	if (n > MEMTX_MAX_PARENTS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("%s has too many elements (%d, at most %d)", name, n, MEMTX_MAX_PARENTS)));
-	for (int i = 0; i < n; i++)
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s must not contain nulls", name)));
-	/* sort and dedupe */
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && DatumGetInt64(elems[j - 1]) > DatumGetInt64(elems[j]); j--)
-		{
-			Datum		tmp = elems[j];
-
-			elems[j] = elems[j - 1];
-			elems[j - 1] = tmp;
-		}
-	for (int i = 0; i < n; i++)
-		if (m == 0 || DatumGetInt64(elems[m - 1]) != DatumGetInt64(elems[i]))
-			elems[m++] = elems[i];
-	*count = m;
-	return construct_array(elems, m, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-}
 
 /* Reject NULL and unknown role names in readers/writers. */
 static void
@@ -102,53 +62,16 @@ static bool
 StageCheckParents(MemtxCall *call, MemtxTxn *t, ArrayType *parents, int nparents,
 				  TimestampTz *latest)
 {
-	static SPIPlanPtr plan;
-	static const Oid types[] = {INT8ARRAYOID};
-	Datum		values[1];
 	bool		have = false;
-	SPITupleTable *tuptable;
-	uint64		n;
+	MemtxRec   *recs;
 
 	if (nparents == 0)
 		return false;
-	values[0] = PointerGetDatum(parents);
-	MemtxExec(MemtxPlan(&plan,
-						"SELECT r.* FROM memtx.records r WHERE r.id = ANY ($1) ORDER BY r.id",
-						1, types),
-			  values, NULL, true, 0);
-	tuptable = SPI_tuptable;
-	n = SPI_processed;
-	if (n != (uint64) nparents)
+	recs = RecFetchByIds(parents, nparents, "parent record");
+	for (int i = 0; i < nparents; i++)
 	{
-		Datum	   *elems;
-		int			k;
-		uint64		j = 0;
+		MemtxRec	rec = recs[i];
 
-		deconstruct_array(parents, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, NULL, &k);
-		for (int i = 0; i < k; i++)
-		{
-			MemtxRec	rec;
-
-			if (j < n)
-			{
-				RecParse(tuptable->vals[j], tuptable->tupdesc, &rec);
-				if (rec.id == DatumGetInt64(elems[i]))
-				{
-					j++;
-					continue;
-				}
-			}
-			ereport(ERROR,
-					(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
-					 errmsg("parent record %lld does not exist", (long long) DatumGetInt64(elems[i])),
-					 errdetail("A record can only be derived from records that exist when it is staged.")));
-		}
-	}
-	for (uint64 i = 0; i < n; i++)
-	{
-		MemtxRec	rec;
-
-		RecParse(tuptable->vals[i], tuptable->tupdesc, &rec);
 		if (strcmp(rec.namespace, t->namespace) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -234,7 +157,7 @@ memtx_stage(PG_FUNCTION_ARGS)
 		MemtxCheckText(PG_GETARG_TEXT_PP(5), "source", 256);
 	confidence = PG_GETARG_FLOAT8(6);
 	MemtxCheckUnit(confidence, "confidence");
-	parents = StageIdArray(PG_GETARG_ARRAYTYPE_P(7), "derived_from", &nparents);
+	parents = RecIdArray(PG_GETARG_ARRAYTYPE_P(7), "derived_from", &nparents);
 	scope = DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(8)));
 	readers = PG_ARGISNULL(9) ? construct_empty_array(TEXTOID) : PG_GETARG_ARRAYTYPE_P(9);
 	writers = PG_ARGISNULL(10) ? construct_empty_array(TEXTOID) : PG_GETARG_ARRAYTYPE_P(10);

@@ -28,61 +28,6 @@
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
 
-int
-MemtxLabelIndex(const char *const *names, int n, const char *label)
-{
-	for (int i = 0; i < n; i++)
-		if (strcmp(names[i], label) == 0)
-			return i;
-	elog(ERROR, "unknown memtx label \"%s\"", label);
-	return 0;
-}
-
-static char *
-RecText(HeapTuple tuple, TupleDesc desc, const char *col)
-{
-	return SPI_getvalue(tuple, desc, SPI_fnumber(desc, col));
-}
-
-static Datum
-RecDatum(HeapTuple tuple, TupleDesc desc, const char *col, bool *isnull)
-{
-	return SPI_getbinval(tuple, desc, SPI_fnumber(desc, col), isnull);
-}
-
-void
-RecParse(HeapTuple tuple, TupleDesc desc, MemtxRec *rec)
-{
-	bool		isnull;
-	Datum		d;
-
-	rec->id = DatumGetInt64(RecDatum(tuple, desc, "id", &isnull));
-	rec->tx_id = DatumGetInt64(RecDatum(tuple, desc, "tx_id", &isnull));
-	rec->state = MemtxStateFromName(RecText(tuple, desc, "state"));
-	rec->kind = MemtxLabelIndex(MemtxKindNames, 6, RecText(tuple, desc, "kind"));
-	rec->scope = MemtxLabelIndex(MemtxScopeNames, 3, RecText(tuple, desc, "scope"));
-	rec->namespace = RecText(tuple, desc, "namespace");
-	rec->entity = RecText(tuple, desc, "entity");
-	rec->attribute = RecText(tuple, desc, "attribute");
-	rec->source = RecText(tuple, desc, "source");
-	rec->authority = DatumGetFloat8(RecDatum(tuple, desc, "authority", &isnull));
-	rec->confidence = DatumGetFloat8(RecDatum(tuple, desc, "confidence", &isnull));
-	rec->owner = RecText(tuple, desc, "owner");
-	d = RecDatum(tuple, desc, "readers", &isnull);
-	rec->readers = isnull ? NULL : DatumGetArrayTypeP(d);
-	d = RecDatum(tuple, desc, "writers", &isnull);
-	rec->writers = isnull ? NULL : DatumGetArrayTypeP(d);
-	d = RecDatum(tuple, desc, "observed_at", &isnull);
-	rec->has_observed = !isnull;
-	rec->observed_at = isnull ? 0 : DatumGetTimestampTz(d);
-	rec->staged_xid = DatumGetFullTransactionId(RecDatum(tuple, desc, "staged_xid", &isnull));
-	rec->staged_pos = DatumGetInt64(RecDatum(tuple, desc, "staged_pos", &isnull));
-	rec->committed_xid = RecDatum(tuple, desc, "committed_xid", &isnull);
-	rec->committed = !isnull;
-	d = RecDatum(tuple, desc, "committed_seq", &isnull);
-	rec->committed_seq = isnull ? 0 : DatumGetInt64(d);
-}
-
 /* Readable by role: owner (or a member of it), a member of a reader, or public. */
 bool
 VisReadable(Oid role, MemtxRec *rec)
