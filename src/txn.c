@@ -22,7 +22,7 @@
  * of the caller); a call on an open transaction whose lease ran out fails,
  * and memtx.expire_transactions() (or the worker) aborts it.
  */
-#include "txn.h"
+#include "record.h"
 
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -54,16 +54,6 @@ void
 MemtxLockNamespace(const char *ns, bool exclusive)
 {
 	MemtxLockKey(MEMTX_LOCK_NAMESPACE, MemtxHashStrings(ns, NULL, NULL), exclusive);
-}
-
-static int
-TxnEnumIndex(const char *const *names, int n, const char *label)
-{
-	for (int i = 0; i < n; i++)
-		if (strcmp(names[i], label) == 0)
-			return i;
-	elog(ERROR, "unknown memtx label \"%s\"", label);
-	return 0;
 }
 
 /*
@@ -114,8 +104,8 @@ TxnFetch(int64 id, bool renew, bool *expired)
 	t->id = id;
 	t->agent = MemtxGetText(0, 1);
 	t->agent_oid = get_role_oid(t->agent, true);
-	t->tier = (MemtxTier) TxnEnumIndex(MemtxTierNames, 4, MemtxGetText(0, 2));
-	t->isolation = (MemtxIsolation) TxnEnumIndex(MemtxIsolationNames, 5, MemtxGetText(0, 3));
+	t->tier = (MemtxTier) MemtxLabelIndex(MemtxTierNames, 4, MemtxGetText(0, 2));
+	t->isolation = (MemtxIsolation) MemtxLabelIndex(MemtxIsolationNames, 5, MemtxGetText(0, 3));
 	t->namespace = MemtxGetText(0, 4);
 	t->snapshot = SPI_datumTransfer(MemtxGet(0, 5, &isnull), false, -1);
 	t->snapshot_xid = DatumGetFullTransactionId(MemtxGet(0, 6, &isnull));
@@ -254,7 +244,7 @@ memtx_begin(PG_FUNCTION_ARGS)
 		agent = call.caller_name;
 
 	if (!PG_ARGISNULL(0))
-		tier = TxnEnumIndex(MemtxTierNames, 4,
+		tier = MemtxLabelIndex(MemtxTierNames, 4,
 							DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(0))));
 	else
 	{
@@ -264,11 +254,11 @@ memtx_begin(PG_FUNCTION_ARGS)
 							1, types),
 				  values, NULL, true, 1);
 		tier = SPI_processed > 0
-			? TxnEnumIndex(MemtxTierNames, 4, MemtxGetText(0, 1))
+			? MemtxLabelIndex(MemtxTierNames, 4, MemtxGetText(0, 1))
 			: memtx_default_tier;
 	}
 	isolation = !PG_ARGISNULL(3)
-		? TxnEnumIndex(MemtxIsolationNames, 5,
+		? MemtxLabelIndex(MemtxIsolationNames, 5,
 					   DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(3))))
 		: TierIsolation[tier];
 
