@@ -30,8 +30,8 @@ typedef struct MemtxTxn
 typedef enum TxnNeed
 {
 	TXN_NEED_OPEN,				/* stage, abort: must be open */
-	TXN_NEED_LIVE,				/* gate, act: open or committed, not aborted */
-	TXN_NEED_ANY				/* read, commit: any status */
+	TXN_NEED_LIVE,				/* read, gate, act: not aborted */
+	TXN_NEED_ANY				/* commit, abort: any status */
 } TxnNeed;
 
 extern MemtxTxn *TxnLoad(MemtxCall *call, int64 id, TxnNeed need);
