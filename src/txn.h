@@ -29,7 +29,7 @@ typedef struct MemtxTxn
 /* What a call needs of the transaction it names. */
 typedef enum TxnNeed
 {
-	TXN_NEED_OPEN,				/* stage, abort: must be open */
+	TXN_NEED_OPEN,				/* stage: must be open */
 	TXN_NEED_LIVE,				/* read, gate, act: not aborted */
 	TXN_NEED_ANY				/* commit, abort: any status */
 } TxnNeed;
