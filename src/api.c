@@ -170,16 +170,6 @@ MemtxCheckText(text *t, const char *name, int maxbytes)
 				 errmsg("%s is too long (%d bytes, at most %d)", name, len, maxbytes)));
 }
 
-int64
-MemtxNextClock(void)
-{
-	static SPIPlanPtr plan;
-
-	MemtxExec(MemtxPlan(&plan, "SELECT pg_catalog.nextval('memtx.clock')", 0, NULL),
-			  NULL, NULL, false, 1);
-	return MemtxGetInt64(0, 1);
-}
-
 /*
  * Transaction-scoped advisory lock on (memtx, space, key).  These are
  * heavyweight locks, so waits show up in pg_locks and isolation tests.

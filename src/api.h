@@ -38,7 +38,6 @@ extern bool MemtxGetBool(int row, int col);
 extern void MemtxRequireArg(FunctionCallInfo fcinfo, int argno, const char *name);
 extern void MemtxCheckUnit(double v, const char *name);
 extern void MemtxCheckText(text *t, const char *name, int maxbytes);
-extern int64 MemtxNextClock(void);
 extern Datum MemtxStateDatum(FunctionCallInfo fcinfo, MemtxState state);
 
 /* Advisory locks in memtx's own lock space. */

@@ -103,7 +103,7 @@ CascadeRevokeIds(Datum *ids, int n, const char *reason)
 
 /* Write the log rows of one root's cascade; emit them when out is given. */
 static void
-CascadeLog(int64 root, RepairList *l, const char *note, Tuplestorestate *out, TupleDesc outdesc)
+CascadeLog(int64 root, RepairList *l, const char *note, Tuplestorestate *out)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8OID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID};
@@ -139,7 +139,7 @@ CascadeLog(int64 root, RepairList *l, const char *note, Tuplestorestate *out, Tu
 int
 CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 		   const char *root_reason, const char *note,
-		   Tuplestorestate *out, TupleDesc outdesc)
+		   Tuplestorestate *out)
 {
 	static SPIPlanPtr lock_roots;
 	static SPIPlanPtr walk;
@@ -267,7 +267,7 @@ CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 								2, reg_types),
 					  values, NULL, false, 0);
 		}
-		CascadeLog(root, log, note, out, outdesc);
+		CascadeLog(root, log, note, out);
 		written += log->n;
 		MemtxNotify("cascade", ns, 0, root, root_reason, log->n);
 	}
@@ -321,7 +321,7 @@ memtx_revoke(PG_FUNCTION_ARGS)
 				 errmsg("permission denied to revoke record %lld", (long long) id),
 				 errdetail("Only its owner \"%s\" or a harness may revoke it.", owner)));
 
-	CascadeRun(&call, ns, &id, 1, "revoked", note, rsinfo->setResult, rsinfo->setDesc);
+	CascadeRun(&call, ns, &id, 1, "revoked", note, rsinfo->setResult);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
@@ -329,7 +329,7 @@ memtx_revoke(PG_FUNCTION_ARGS)
 /* Abort transaction t: revoke its tentative staging with reason, repair. */
 static void
 CascadeAbortTxn(MemtxCall *call, MemtxTxn *t, const char *reason,
-				Tuplestorestate *out, TupleDesc outdesc)
+				Tuplestorestate *out)
 {
 	static SPIPlanPtr staged;
 	static const Oid types[] = {INT8OID};
@@ -347,7 +347,7 @@ CascadeAbortTxn(MemtxCall *call, MemtxTxn *t, const char *reason,
 	ids = palloc(sizeof(int64) * (n + 1));
 	for (uint64 i = 0; i < n; i++)
 		ids[i] = MemtxGetInt64(i, 1);
-	CascadeRun(call, t->namespace, ids, (int) n, reason, NULL, out, outdesc);
+	CascadeRun(call, t->namespace, ids, (int) n, reason, NULL, out);
 	TxnEnd(t, "aborted", reason);
 	MemtxNotify(strcmp(reason, "expired") == 0 ? "expired" : "aborted",
 				t->namespace, t->id, 0, reason, (int64) n);
@@ -382,7 +382,7 @@ memtx_abort(PG_FUNCTION_ARGS)
 				 errmsg("memtx transaction %lld is %s and cannot be aborted",
 						(long long) t->id, t->status),
 				 errhint("Revoke its records with memtx.revoke instead.")));
-	CascadeAbortTxn(&call, t, "aborted", rsinfo->setResult, rsinfo->setDesc);
+	CascadeAbortTxn(&call, t, "aborted", rsinfo->setResult);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
@@ -425,7 +425,7 @@ memtx_expire_transactions(PG_FUNCTION_ARGS)
 
 		/* load without renewing: the lease is over */
 		t = TxnLoadExpired(ids[i]);
-		CascadeAbortTxn(&call, t, "expired", NULL, NULL);
+		CascadeAbortTxn(&call, t, "expired", NULL);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &v, &isnull);
 	}
 	MemtxCallEnd(&call);

@@ -326,7 +326,7 @@ memtx_resolve(PG_FUNCTION_ARGS)
 
 	if (!accept)
 	{
-		CascadeRun(&call, rec.namespace, &id, 1, "revoked", "review rejected", NULL, NULL);
+		CascadeRun(&call, rec.namespace, &id, 1, "revoked", "review rejected", NULL);
 		MemtxNotify("resolved", rec.namespace, rec.tx_id, id, "revoked", 0);
 		MemtxCallEnd(&call);
 		PG_RETURN_DATUM(MemtxStateDatum(fcinfo, MS_REVOKED));

@@ -40,8 +40,7 @@ extern void PipelineLockSlots(const char *ns, char **entities, char **attributes
 /* cascade.c */
 extern int	CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 					   const char *root_reason, const char *note,
-					   Tuplestorestate *out, TupleDesc outdesc);
-extern void CascadeEmitRows(Tuplestorestate *out, TupleDesc outdesc);
+					   Tuplestorestate *out);
 
 /* events.c */
 extern void MemtxNotify(const char *event, const char *ns, int64 tx, int64 record,

@@ -35,7 +35,6 @@ typedef struct MemtxRec
 	int64		committed_seq;
 } MemtxRec;
 
-#define KIND_BELIEF 0
 #define KIND_TOOL_ACTION 5
 #define KIND_IS_VIEW(k) ((k) >= 1 && (k) <= 4)
 #define SCOPE_PUBLIC 2
