@@ -19,7 +19,9 @@
  * Commits take per-slot locks after that, sorted (pipeline.c).
  *
  * Lease.  Each call renews lease_expires_at (wall clock, memtx.lease_timeout
- * of the caller); a call on an open transaction whose lease ran out fails,
+ * of the caller; a call within a tenth of the timeout, at most a second, of
+ * the last renewal leaves it); a call on an open transaction whose lease ran
+ * out fails,
  * and memtx.expire_transactions() (or the worker) aborts it.
  */
 #include "record.h"
@@ -57,44 +59,32 @@ MemtxLockNamespace(const char *ns, bool exclusive)
 }
 
 /*
- * Fetch and lock transaction id; *expired tells whether its lease ran out.
- * With renew, an open transaction whose lease still runs gets it renewed in
- * the same statement (one round trip per call; the update is HOT, as the
- * lease is not indexed).
+ * Fetch and lock transaction id; *expired tells whether its lease ran out,
+ * *renew_due whether a call now should renew it (see TxnLoad).
  */
 static MemtxTxn *
-TxnFetch(int64 id, bool renew, bool *expired)
+TxnFetch(int64 id, bool *expired, bool *renew_due)
 {
 	static SPIPlanPtr load;
-	static SPIPlanPtr load_renew;
-	static const Oid types[] = {INT8OID, INT4OID};
-	Datum		values[2];
+	static const Oid types[] = {INT8OID, INT4OID, FLOAT8OID};
+	Datum		values[3];
 	MemtxTxn   *t;
 	bool		isnull;
 
-#define TXN_COLUMNS "agent, tier::text, isolation::text, namespace, snapshot, " \
-	"snapshot_xid, snapshot_seq, status::text, " \
-	"lease_expires_at < pg_catalog.clock_timestamp(), verifier_calls "
-
 	values[0] = Int64GetDatum(id);
 	values[1] = Int32GetDatum(memtx_lease_timeout);
-	SPI_processed = 0;
-	if (renew)
-		MemtxExec(MemtxPlan(&load_renew,
-							"UPDATE memtx.transactions SET lease_expires_at = "
-							"CASE WHEN lease_expires_at >= pg_catalog.clock_timestamp() "
-							"THEN pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $2) "
-							"ELSE lease_expires_at END "
-							"WHERE id = $1 AND status = 'open' RETURNING " TXN_COLUMNS,
-							2, types),
-				  values, NULL, false, 1);
-	if (SPI_processed == 0)
-		MemtxExec(MemtxPlan(&load,
-							"SELECT " TXN_COLUMNS
-							"FROM memtx.transactions WHERE id = $1 FOR UPDATE",
-							1, types),
-				  values, NULL, false, 1);
-#undef TXN_COLUMNS
+	/* renewal granularity: a tenth of the timeout, at most a second */
+	values[2] = Float8GetDatum(Min(1.0, memtx_lease_timeout / 10.0));
+	MemtxExec(MemtxPlan(&load,
+						"SELECT agent, tier::text, isolation::text, namespace, snapshot, "
+						"snapshot_xid, snapshot_seq, status::text, "
+						"lease_expires_at < pg_catalog.clock_timestamp(), verifier_calls, "
+						"lease_expires_at < pg_catalog.clock_timestamp() "
+						"  + pg_catalog.make_interval(secs => $2) "
+						"  - pg_catalog.make_interval(secs => $3) "
+						"FROM memtx.transactions WHERE id = $1 FOR UPDATE",
+						3, types),
+			  values, NULL, false, 1);
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -113,6 +103,7 @@ TxnFetch(int64 id, bool renew, bool *expired)
 	t->status = MemtxGetText(0, 8);
 	*expired = MemtxGetBool(0, 9);
 	t->verifier_calls = DatumGetInt32(MemtxGet(0, 10, &isnull));
+	*renew_due = MemtxGetBool(0, 11);
 	return t;
 }
 
@@ -121,8 +112,9 @@ MemtxTxn *
 TxnLoadExpired(int64 id)
 {
 	bool		expired;
+	bool		renew_due;
 
-	return TxnFetch(id, false, &expired);
+	return TxnFetch(id, &expired, &renew_due);
 }
 
 /*
@@ -133,13 +125,14 @@ TxnLoadExpired(int64 id)
 MemtxTxn *
 TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
 {
+	static SPIPlanPtr renew;
+	static const Oid types[] = {INT8OID, INT4OID};
+	Datum		values[2];
 	bool		expired;
-	MemtxTxn   *t = TxnFetch(id, true, &expired);
+	bool		renew_due;
+	MemtxTxn   *t = TxnFetch(id, &expired, &renew_due);
 
-	/*
-	 * Only the transaction's agent (a member of its role) or a harness.  A
-	 * refused caller's lease renewal is undone with the error.
-	 */
+	/* Only the transaction's agent (a member of its role) or a harness. */
 	if (!(OidIsValid(t->agent_oid) && is_member_of_role(call->caller, t->agent_oid)) &&
 		!MemtxIsHarness(call->caller))
 		ereport(ERROR,
@@ -155,6 +148,24 @@ TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
 					 errmsg("lease of memtx transaction %lld has expired", (long long) id),
 					 errdetail("No call was made on it within memtx.lease_timeout."),
 					 errhint("Begin a new transaction; the expired one will be aborted.")));
+
+		/*
+		 * Renew the lease to now + memtx.lease_timeout.  A renewal within a
+		 * tenth of the timeout (at most a second) of the previous one is
+		 * skipped: it would only rewrite the row (a batch of stages in one
+		 * SQL transaction would leave a version per call) for no lease.
+		 */
+		if (renew_due)
+		{
+			values[0] = Int64GetDatum(id);
+			values[1] = Int32GetDatum(memtx_lease_timeout);
+			MemtxExec(MemtxPlan(&renew,
+								"UPDATE memtx.transactions SET lease_expires_at = "
+								"pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $2) "
+								"WHERE id = $1",
+								2, types),
+					  values, NULL, false, 0);
+		}
 	}
 	else if (need == TXN_NEED_OPEN ||
 			 (need == TXN_NEED_LIVE && TXN_ABORTED(t)))
