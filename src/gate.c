@@ -192,7 +192,7 @@ memtx_gate(PG_FUNCTION_ARGS)
 		elog(ERROR, "memtx.gate must return a composite type");
 
 	MemtxCallBegin(&call);
-	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE);
+	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE_PROBE);
 	GateCheck(t, GateReversible(tool), false, &g);
 	out[0] = BoolGetDatum(g.allowed);
 	nulls[1] = g.reason == NULL;

@@ -11,9 +11,12 @@
  * would not do: they are drawn before the commits that carry them become
  * visible.
  *
- * Locking.  Every call on a transaction locks its row FOR UPDATE first, so
- * two commits of one transaction, or a stage racing a commit of it,
- * serialize; the second sees the first's outcome.  Calls that write records
+ * Locking.  Every call that writes locks its transaction's row FOR UPDATE
+ * first, so two commits of one transaction, or a stage racing a commit of
+ * it, serialize; the second sees the first's outcome.  read and gate are
+ * probes: they read the row without locking it (a probe racing a commit sees
+ * the transaction as it was before), so a polling agent writes nothing until
+ * its lease is due for renewal.  Calls that write records
  * then take the namespace lock shared; cascades take it exclusive (see
  * cascade.c), so a cascade never interleaves with a commit in its namespace.
  * Commits take per-slot locks after that, sorted (pipeline.c).
@@ -63,9 +66,10 @@ MemtxLockNamespace(const char *ns, bool exclusive)
  * *renew_due whether a call now should renew it (see TxnLoad).
  */
 static MemtxTxn *
-TxnFetch(int64 id, bool *expired, bool *renew_due)
+TxnFetch(int64 id, bool lock, bool *expired, bool *renew_due)
 {
 	static SPIPlanPtr load;
+	static SPIPlanPtr load_nolock;
 	static const Oid types[] = {INT8OID, INT4OID, FLOAT8OID};
 	Datum		values[3];
 	MemtxTxn   *t;
@@ -75,16 +79,19 @@ TxnFetch(int64 id, bool *expired, bool *renew_due)
 	values[1] = Int32GetDatum(memtx_lease_timeout);
 	/* renewal granularity: a tenth of the timeout, at most a second */
 	values[2] = Float8GetDatum(Min(1.0, memtx_lease_timeout / 10.0));
-	MemtxExec(MemtxPlan(&load,
-						"SELECT agent, tier::text, isolation::text, namespace, snapshot, "
-						"snapshot_xid, snapshot_seq, status::text, "
-						"lease_expires_at < pg_catalog.clock_timestamp(), verifier_calls, "
-						"lease_expires_at < pg_catalog.clock_timestamp() "
-						"  + pg_catalog.make_interval(secs => $2) "
-						"  - pg_catalog.make_interval(secs => $3) "
-						"FROM memtx.transactions WHERE id = $1 FOR UPDATE",
-						3, types),
-			  values, NULL, false, 1);
+#define TXN_SELECT "SELECT agent, tier::text, isolation::text, namespace, snapshot, " \
+	"snapshot_xid, snapshot_seq, status::text, " \
+	"lease_expires_at < pg_catalog.clock_timestamp(), verifier_calls, " \
+	"lease_expires_at < pg_catalog.clock_timestamp() " \
+	"  + pg_catalog.make_interval(secs => $2) - pg_catalog.make_interval(secs => $3) " \
+	"FROM memtx.transactions WHERE id = $1"
+	if (lock)
+		MemtxExec(MemtxPlan(&load, TXN_SELECT " FOR UPDATE", 3, types),
+				  values, NULL, false, 1);
+	else
+		MemtxExec(MemtxPlan(&load_nolock, TXN_SELECT, 3, types),
+				  values, NULL, true, 1);
+#undef TXN_SELECT
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -114,7 +121,7 @@ TxnLoadExpired(int64 id)
 	bool		expired;
 	bool		renew_due;
 
-	return TxnFetch(id, &expired, &renew_due);
+	return TxnFetch(id, true, &expired, &renew_due);
 }
 
 /*
@@ -130,7 +137,7 @@ TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
 	Datum		values[2];
 	bool		expired;
 	bool		renew_due;
-	MemtxTxn   *t = TxnFetch(id, &expired, &renew_due);
+	MemtxTxn   *t = TxnFetch(id, need != TXN_NEED_LIVE_PROBE, &expired, &renew_due);
 
 	/* Only the transaction's agent (a member of its role) or a harness. */
 	if (!(OidIsValid(t->agent_oid) && is_member_of_role(call->caller, t->agent_oid)) &&
@@ -168,7 +175,7 @@ TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
 		}
 	}
 	else if (need == TXN_NEED_OPEN ||
-			 (need == TXN_NEED_LIVE && TXN_ABORTED(t)))
+			 ((need == TXN_NEED_LIVE || need == TXN_NEED_LIVE_PROBE) && TXN_ABORTED(t)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
 				 errmsg("memtx transaction %lld is %s", (long long) id, t->status),

@@ -30,7 +30,8 @@ typedef struct MemtxTxn
 typedef enum TxnNeed
 {
 	TXN_NEED_OPEN,				/* stage: must be open */
-	TXN_NEED_LIVE,				/* read, gate, act: not aborted */
+	TXN_NEED_LIVE,				/* act: not aborted */
+	TXN_NEED_LIVE_PROBE,		/* read, gate: not aborted, row not locked */
 	TXN_NEED_ANY				/* commit, abort: any status */
 } TxnNeed;
 

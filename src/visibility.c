@@ -150,7 +150,7 @@ memtx_read(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 
 	MemtxCallBegin(&call);
-	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE);
+	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE_PROBE);
 
 	values[0] = CStringGetTextDatum(t->namespace);
 	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2))
