@@ -172,7 +172,9 @@ CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 	rootlog = palloc0(sizeof(RepairList) * (n + 1));
 	for (uint64 i = 0; i < n; i++)
 	{
-		rootids[i] = Int64GetDatum(strtoll(SPI_getvalue(tuptable->vals[i], tuptable->tupdesc, 1), NULL, 10));
+		bool		isnull;
+
+		rootids[i] = SPI_getbinval(tuptable->vals[i], tuptable->tupdesc, 1, &isnull);
 		RepairAdd(&rootlog[i], DatumGetInt64(rootids[i]),
 				  SPI_getvalue(tuptable->vals[i], tuptable->tupdesc, 2), "revoked", root_reason);
 	}
@@ -195,7 +197,7 @@ CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 							"  UNION"
 							"  SELECT e.child FROM memtx.edges e JOIN d ON e.parent = d.id)"
 							"SELECT r.id, r.kind::text, r.state::text, rr.record_id IS NOT NULL, "
-							"       coalesce(t.reversible, false), t.compensator, r.entity "
+							"       coalesce(t.reversible, false) "
 							"FROM d JOIN memtx.records r ON r.id = d.id "
 							"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = r.id "
 							"LEFT JOIN memtx.tools t ON r.kind = 'tool_action' "
@@ -209,10 +211,10 @@ CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 		{
 			HeapTuple	tup = desc->vals[i];
 			TupleDesc	td = desc->tupdesc;
-			int64		id = strtoll(SPI_getvalue(tup, td, 1), NULL, 10);
+			bool		isnull;
+			int64		id = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
 			char	   *kind = SPI_getvalue(tup, td, 2);
 			MemtxState	state = MemtxStateFromName(SPI_getvalue(tup, td, 3));
-			bool		isnull;
 			bool		registered = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
 			bool		reversible = DatumGetBool(SPI_getbinval(tup, td, 5, &isnull));
 			int			k = MemtxLabelIndex(MemtxKindNames, 6, kind);

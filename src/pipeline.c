@@ -28,16 +28,11 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-typedef struct SlotKey
-{
-	uint32		hash;
-} SlotKey;
-
 static int
 PipelineCompareKeys(const void *a, const void *b)
 {
-	uint32		x = ((const SlotKey *) a)->hash;
-	uint32		y = ((const SlotKey *) b)->hash;
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
 
 	return x < y ? -1 : (x > y ? 1 : 0);
 }
@@ -45,14 +40,14 @@ PipelineCompareKeys(const void *a, const void *b)
 void
 PipelineLockSlots(const char *ns, char **entities, char **attributes, int n)
 {
-	SlotKey    *keys = palloc(sizeof(SlotKey) * (n + 1));
+	uint32	   *keys = palloc(sizeof(uint32) * (n + 1));
 
 	for (int i = 0; i < n; i++)
-		keys[i].hash = MemtxHashStrings(ns, entities[i], attributes[i]);
-	qsort(keys, n, sizeof(SlotKey), PipelineCompareKeys);
+		keys[i] = MemtxHashStrings(ns, entities[i], attributes[i]);
+	qsort(keys, n, sizeof(uint32), PipelineCompareKeys);
 	for (int i = 0; i < n; i++)
-		if (i == 0 || keys[i].hash != keys[i - 1].hash)
-			MemtxLockKey(MEMTX_LOCK_SLOT, keys[i].hash, true);
+		if (i == 0 || keys[i] != keys[i - 1])
+			MemtxLockKey(MEMTX_LOCK_SLOT, keys[i], true);
 }
 
 /* Take a record to committed (or action_safe) through validated. */
@@ -303,8 +298,6 @@ memtx_resolve(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("record %lld does not exist", (long long) id)));
 	RecParse(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &rec);
-	reason = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-						  SPI_fnumber(SPI_tuptable->tupdesc, "reason"));
 	tier = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
 						SPI_fnumber(SPI_tuptable->tupdesc, "memtx_tier"));
 
