@@ -101,6 +101,14 @@ CREATE FUNCTION memtx.value_digest(jsonb) RETURNS bytea
     AS 'MODULE_PATHNAME', 'memtx_value_digest'
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION memtx.value_digest(jsonb) IS 'SHA-256 of a value''s canonical text: equal digests mean the same value';
+CREATE FUNCTION memtx.slot_digest(namespace text, entity text, attribute text) RETURNS bytea
+    AS 'MODULE_PATHNAME', 'memtx_slot_digest'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION memtx.slot_digest(text, text, text) IS 'SHA-256 of a slot''s length-prefixed namespace, entity and attribute: equal digests mean the same slot';
+CREATE FUNCTION memtx.slot_key(namespace text, entity text, attribute text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'memtx_slot_key'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION memtx.slot_key(text, text, text) IS 'the first eight bytes of memtx.slot_digest as a bigint: the leading key of the single-truth index';
 
 
 CREATE TABLE memtx.records (
@@ -135,9 +143,12 @@ CREATE TABLE memtx.records (
     reason         text,
     created_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
     -- single truth: no two active records on one slot with overlapping
-    -- validity and different values (values compared by canonical text)
+    -- validity and different values (slots and values compared by the
+    -- SHA-256 of their text; the slot's bigint key leads, see value.c)
     CONSTRAINT records_single_truth EXCLUDE USING gist (
-        namespace WITH =, entity WITH =, attribute WITH =, valid WITH &&,
+        (memtx.slot_key(namespace, entity, attribute)) WITH =,
+        (memtx.slot_digest(namespace, entity, attribute)) WITH =,
+        valid WITH &&,
         (memtx.value_digest(value)) WITH <>)
         WHERE (state = 'committed' OR state = 'action_safe')
 );
@@ -282,7 +293,15 @@ COMMENT ON FUNCTION memtx.set_role_tier(text, memtx.risk_tier) IS 'harness: the 
 -- than running them.  For the same reason the protocol functions plan with
 -- hash and merge joins off: a walk of a record's ancestry or descendants must
 -- be index nested loops, whose cost follows the walk, never a join that reads
--- the whole store (check_invariants, an audit, keeps them).
+-- the whole store (check_invariants, an audit, keeps them).  Sequential scans
+-- are off as well: every statement of these functions is a probe by key, and
+-- a plan made while a table was small (a fresh install, a store loaded in
+-- bulk) would otherwise keep scanning it whole as it grows, until the next
+-- ANALYZE invalidates the plan.  This reaches the foreign-key checks too,
+-- whose plans are made inside these functions.  The calls that touch one
+-- transaction's few records also turn bitmap scans off: a generic plan
+-- expecting many rows per transaction would AND the transaction's index with
+-- the in-flight index and read every record in flight.
 
 CREATE FUNCTION memtx.begin(tier memtx.risk_tier DEFAULT NULL, agent text DEFAULT NULL,
                             namespace text DEFAULT 'default', isolation memtx.isolation DEFAULT NULL)
@@ -290,7 +309,8 @@ CREATE FUNCTION memtx.begin(tier memtx.risk_tier DEFAULT NULL, agent text DEFAUL
     AS 'MODULE_PATHNAME', 'memtx_begin'
     LANGUAGE C VOLATILE
     SET search_path = pg_catalog, pg_temp SET jit = off
-    SET enable_hashjoin = off SET enable_mergejoin = off;
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+    SET enable_bitmapscan = off;
 COMMENT ON FUNCTION memtx.begin(memtx.risk_tier, text, text, memtx.isolation) IS 'open a memtx transaction and capture its snapshot; tier, agent and isolation are for harnesses';
 
 CREATE FUNCTION memtx.stage(tx bigint, entity text, attribute text, value jsonb,
@@ -303,7 +323,8 @@ CREATE FUNCTION memtx.stage(tx bigint, entity text, attribute text, value jsonb,
     AS 'MODULE_PATHNAME', 'memtx_stage'
     LANGUAGE C VOLATILE
     SET search_path = pg_catalog, pg_temp SET jit = off
-    SET enable_hashjoin = off SET enable_mergejoin = off;
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+    SET enable_bitmapscan = off;
 COMMENT ON FUNCTION memtx.stage(bigint, text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz) IS 'stage a tentative record and its derived-from edges in an open transaction';
 
 CREATE FUNCTION memtx.read(tx bigint, entity text DEFAULT NULL, attribute text DEFAULT NULL)
@@ -311,7 +332,8 @@ CREATE FUNCTION memtx.read(tx bigint, entity text DEFAULT NULL, attribute text D
     AS 'MODULE_PATHNAME', 'memtx_read'
     LANGUAGE C VOLATILE
     SET search_path = pg_catalog, pg_temp SET jit = off
-    SET enable_hashjoin = off SET enable_mergejoin = off;
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+    SET enable_bitmapscan = off;
 COMMENT ON FUNCTION memtx.read(bigint, text, text) IS 'records visible to the transaction at its isolation level (a slot, an entity, or the namespace); adds them to its read set';
 
 CREATE FUNCTION memtx.commit(tx bigint)
@@ -319,7 +341,8 @@ CREATE FUNCTION memtx.commit(tx bigint)
     AS 'MODULE_PATHNAME', 'memtx_commit'
     LANGUAGE C VOLATILE
     SET search_path = pg_catalog, pg_temp SET jit = off
-    SET enable_hashjoin = off SET enable_mergejoin = off;
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+    SET enable_bitmapscan = off;
 COMMENT ON FUNCTION memtx.commit(bigint) IS 'admit staged records through the four-check pipeline; idempotent (a repeat returns the stored outcome)';
 
 CREATE FUNCTION memtx.abort(tx bigint)
@@ -327,7 +350,8 @@ CREATE FUNCTION memtx.abort(tx bigint)
     AS 'MODULE_PATHNAME', 'memtx_abort'
     LANGUAGE C VOLATILE
     SET search_path = pg_catalog, pg_temp SET jit = off
-    SET enable_hashjoin = off SET enable_mergejoin = off;
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+    SET enable_bitmapscan = off;
 COMMENT ON FUNCTION memtx.abort(bigint) IS 'abort an open transaction: revoke its staging (reason aborted) and repair descendants; returns the log rows written';
 
 CREATE FUNCTION memtx.revoke(record bigint, note text DEFAULT NULL)
@@ -335,7 +359,7 @@ CREATE FUNCTION memtx.revoke(record bigint, note text DEFAULT NULL)
     AS 'MODULE_PATHNAME', 'memtx_revoke'
     LANGUAGE C VOLATILE
     SET search_path = pg_catalog, pg_temp SET jit = off
-    SET enable_hashjoin = off SET enable_mergejoin = off;
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
 COMMENT ON FUNCTION memtx.revoke(bigint, text) IS 'retract a record and repair every descendant by kind; owner or harness; returns the log rows written';
 
 CREATE FUNCTION memtx.resolve(record bigint, accept boolean)
@@ -343,14 +367,15 @@ CREATE FUNCTION memtx.resolve(record bigint, accept boolean)
     AS 'MODULE_PATHNAME', 'memtx_resolve'
     LANGUAGE C VOLATILE
     SET search_path = pg_catalog, pg_temp SET jit = off
-    SET enable_hashjoin = off SET enable_mergejoin = off;
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
 COMMENT ON FUNCTION memtx.resolve(bigint, boolean) IS 'harness: settle a needs_review record (accept commits it and supersedes its rivals; reject revokes it with cascade); returns its new state';
 
 CREATE FUNCTION memtx.gate(tx bigint, tool text, OUT allowed boolean, OUT reason text, OUT blockers bigint[])
     AS 'MODULE_PATHNAME', 'memtx_gate'
     LANGUAGE C VOLATILE
     SET search_path = pg_catalog, pg_temp SET jit = off
-    SET enable_hashjoin = off SET enable_mergejoin = off;
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+    SET enable_bitmapscan = off;
 COMMENT ON FUNCTION memtx.gate(bigint, text) IS 'whether the transaction may call the tool now; a probe that records nothing';
 
 CREATE FUNCTION memtx.act(tx bigint, tool text, args jsonb, derived_from bigint[] DEFAULT '{}',
@@ -359,7 +384,8 @@ CREATE FUNCTION memtx.act(tx bigint, tool text, args jsonb, derived_from bigint[
     AS 'MODULE_PATHNAME', 'memtx_act'
     LANGUAGE C VOLATILE
     SET search_path = pg_catalog, pg_temp SET jit = off
-    SET enable_hashjoin = off SET enable_mergejoin = off;
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+    SET enable_bitmapscan = off;
 COMMENT ON FUNCTION memtx.act(bigint, text, jsonb, bigint[], text) IS 'gate a tool call with its declared inputs; an allowed call is recorded as a committed tool_action record, every call in the action log';
 
 CREATE FUNCTION memtx.expire_transactions()
@@ -367,7 +393,7 @@ CREATE FUNCTION memtx.expire_transactions()
     AS 'MODULE_PATHNAME', 'memtx_expire_transactions'
     LANGUAGE C VOLATILE
     SET search_path = pg_catalog, pg_temp SET jit = off
-    SET enable_hashjoin = off SET enable_mergejoin = off;
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
 COMMENT ON FUNCTION memtx.expire_transactions() IS 'harness: abort (reason expired) every open transaction whose lease ran out; returns their ids';
 
 CREATE FUNCTION memtx.happened_before(xid xid8, pos bigint, snapshot pg_snapshot, snapshot_xid xid8, snapshot_pos bigint)

@@ -111,15 +111,22 @@ ConflictFetchRivals(int64 id)
 	Datum		values[1];
 
 	values[0] = Int64GetDatum(id);
-	/* "(…) IS TRUE" keeps the planner on the slot's btree index: the gist
-	 * index of the exclusion constraint answers the same question slower */
+	/*
+	 * Through the single-truth index (active records only, led by the slot
+	 * key): a hot slot's history of superseded records is never read.
+	 */
 	MemtxExec(MemtxPlan(&plan,
 						"SELECT r.id, r.tx_id, r.authority, r.source, r.owner, r.writers, "
 						"       r.observed_at, r.committed_xid, r.committed_seq "
 						"FROM memtx.records c JOIN memtx.records r "
-						"  ON r.namespace = c.namespace AND r.entity = c.entity "
-						" AND r.attribute = c.attribute AND (r.valid && c.valid) IS TRUE "
+						"  ON memtx.slot_key(r.namespace, r.entity, r.attribute) "
+						"     = memtx.slot_key(c.namespace, c.entity, c.attribute) "
+						" AND memtx.slot_digest(r.namespace, r.entity, r.attribute) "
+						"     = memtx.slot_digest(c.namespace, c.entity, c.attribute) "
+						" AND r.valid && c.valid "
 						" AND r.state IN ('committed', 'action_safe') "
+						" AND r.namespace = c.namespace AND r.entity = c.entity "
+						" AND r.attribute = c.attribute "
 						" AND r.value::text <> c.value::text "
 						"WHERE c.id = $1 ORDER BY r.id",
 						1, types),

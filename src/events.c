@@ -6,6 +6,10 @@
  * when the SQL transaction commits, so agent backends can LISTEN instead of
  * polling.  Payload: {"event": ..., "namespace": ..., "tx": ..., "record": ...,
  * "reason": ..., "count": ...}; absent fields are omitted.
+ *
+ * memtx.notify = off silences them: PostgreSQL takes a database-wide lock
+ * when a transaction that notified commits and holds it through the commit
+ * record's flush, so notifying writers commit one at a time.
  */
 #include "pipeline.h"
 
@@ -19,6 +23,8 @@ MemtxNotify(const char *event, const char *ns, int64 tx, int64 record,
 {
 	StringInfoData buf;
 
+	if (!memtx_notify)
+		return;
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "{\"event\": ");
 	escape_json(&buf, event);

@@ -105,43 +105,17 @@ GateActionSafeSupport(MemtxTxn *t)
 }
 
 /*
- * The gate's two conditions for tool.  When logged, also take the snapshot,
- * xid and clock position of the probe (assigning an xid: the call writes).
+ * The gate's two conditions for a tool, given the records in flight in t's
+ * namespace (int8[]).
  */
 static void
-GateCheck(MemtxTxn *t, bool reversible, bool logged, GateView *g)
+GateDecide(MemtxTxn *t, bool reversible, Datum in_flight, GateView *g)
 {
-	static SPIPlanPtr probe;
-	static SPIPlanPtr probe_logged;
-	static const Oid types[] = {TEXTOID};
-	Datum		values[1];
-	bool		isnull;
 	ArrayType  *blockers;
 
-	memset(g, 0, sizeof(*g));
-	values[0] = CStringGetTextDatum(t->namespace);
-	if (logged)
-		MemtxExec(MemtxPlan(&probe_logged,
-							"SELECT ARRAY(SELECT id FROM memtx.records WHERE namespace = $1 "
-							"             AND state = 'tentative' ORDER BY id), "
-							"pg_catalog.pg_current_snapshot(), pg_catalog.pg_current_xact_id(), "
-							"pg_catalog.nextval('memtx.clock')",
-							1, types),
-				  values, NULL, false, 1);
-	else
-		MemtxExec(MemtxPlan(&probe,
-							"SELECT ARRAY(SELECT id FROM memtx.records WHERE namespace = $1 "
-							"             AND state = 'tentative' ORDER BY id)",
-							1, types),
-				  values, NULL, true, 1);
-	g->blockers = MemtxGet(0, 1, &isnull);
-	if (logged)
-	{
-		g->snapshot = MemtxGet(0, 2, &isnull);
-		g->xid = MemtxGet(0, 3, &isnull);
-		g->pos = MemtxGetInt64(0, 4);
-	}
 	g->allowed = true;
+	g->reason = NULL;
+	g->blockers = in_flight;
 	if (reversible)
 	{
 		g->blockers = GateEmptyIds();
@@ -161,6 +135,33 @@ GateCheck(MemtxTxn *t, bool reversible, bool logged, GateView *g)
 	}
 }
 
+/*
+ * act's view of the gate: the records in flight, with the snapshot, xid and
+ * clock position of the probe (assigning an xid: the call writes).
+ */
+static void
+GateCheckLogged(MemtxTxn *t, bool reversible, GateView *g)
+{
+	static SPIPlanPtr probe;
+	static const Oid types[] = {TEXTOID};
+	Datum		values[1];
+	bool		isnull;
+
+	memset(g, 0, sizeof(*g));
+	values[0] = CStringGetTextDatum(t->namespace);
+	MemtxExec(MemtxPlan(&probe,
+						"SELECT ARRAY(SELECT id FROM memtx.records WHERE namespace = $1 "
+						"             AND state = 'tentative' ORDER BY id), "
+						"pg_catalog.pg_current_snapshot(), pg_catalog.pg_current_xact_id(), "
+						"pg_catalog.nextval('memtx.clock')",
+						1, types),
+			  values, NULL, false, 1);
+	g->snapshot = MemtxGet(0, 2, &isnull);
+	g->xid = MemtxGet(0, 3, &isnull);
+	g->pos = MemtxGetInt64(0, 4);
+	GateDecide(t, reversible, MemtxGet(0, 1, &isnull), g);
+}
+
 static void
 GateCheckTool(FunctionCallInfo fcinfo, int argno)
 {
@@ -177,23 +178,56 @@ PG_FUNCTION_INFO_V1(memtx_gate);
 Datum
 memtx_gate(PG_FUNCTION_ARGS)
 {
+	static SPIPlanPtr probe;
+	static const Oid types[] = {INT8OID, INT4OID, FLOAT8OID, TEXTOID};
 	MemtxCall	call;
 	MemtxTxn   *t;
 	GateView	g;
 	TupleDesc	desc;
+	Datum		values[4];
 	Datum		out[3];
 	bool		nulls[3] = {false, false, false};
 	char	   *tool;
+	int64		id;
+	SPITupleTable *tt;
+	uint64		n;
+	bool		reversible;
+	bool		isnull;
+	Datum		in_flight;
 
 	MemtxRequireArg(fcinfo, 0, "transaction id");
 	GateCheckTool(fcinfo, 1);
+	id = PG_GETARG_INT64(0);
 	tool = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "memtx.gate must return a composite type");
 
 	MemtxCallBegin(&call);
-	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE_PROBE);
-	GateCheck(t, GateReversible(tool), false, &g);
+
+	/*
+	 * One statement loads the transaction, looks the tool up and lists what
+	 * is in flight in the transaction's namespace (nothing for a reversible
+	 * tool): a gate polled in a loop costs one index probe per table.
+	 */
+	TxnFetchParams(id, values);
+	values[3] = CStringGetTextDatum(tool);
+	MemtxExec(MemtxPlan(&probe,
+						"SELECT " TXN_FIELDS ", coalesce(tl.reversible, false), "
+						"       CASE WHEN tl.reversible THEN NULL ELSE"
+						"         ARRAY(SELECT r.id FROM memtx.records r WHERE r.namespace = x.namespace"
+						"               AND r.state = 'tentative' ORDER BY r.id) END "
+						"FROM memtx.transactions x "
+						"LEFT JOIN memtx.tools tl ON tl.name = $4 "
+						"WHERE x.id = $1",
+						4, types),
+			  values, NULL, true, 1);
+	tt = SPI_tuptable;
+	n = SPI_processed;
+	t = TxnLoadFromProbe(&call, id, tt, n);
+	SPI_tuptable = tt;
+	reversible = MemtxGetBool(0, TXN_NFIELDS + 1);
+	in_flight = MemtxGet(0, TXN_NFIELDS + 2, &isnull);
+	GateDecide(t, reversible, reversible ? (Datum) 0 : in_flight, &g);
 	out[0] = BoolGetDatum(g.allowed);
 	nulls[1] = g.reason == NULL;
 	out[2] = SPI_datumTransfer(g.blockers, false, -1);
@@ -330,7 +364,7 @@ memtx_act(PG_FUNCTION_ARGS)
 	}
 
 	reversible = GateReversible(tool);
-	GateCheck(t, reversible, true, &g);
+	GateCheckLogged(t, reversible, &g);
 	reason = g.reason;
 	blockers = g.blockers;
 	if (reason == NULL)

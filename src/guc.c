@@ -21,6 +21,7 @@ char	   *memtx_harness_role = NULL;
 int			memtx_flow_control = MF_READ_SET;
 int			memtx_lease_timeout = 300;
 char	   *memtx_logical_now = NULL;
+bool		memtx_notify = true;
 
 static const struct config_enum_entry tier_options[] = {
 	{"low", MT_LOW, false},
@@ -120,4 +121,11 @@ GucInit(void)
 							   "",
 							   PGC_SUSET, 0, GucCheckLogicalNow, NULL, NULL);
 
+	DefineCustomBoolVariable("memtx.notify",
+							 "Announce commits, cascades, reviews and expiries with NOTIFY on channel memtx.",
+							 "PostgreSQL serializes the commits of all transactions that sent a notification; "
+							 "a store with many concurrent writers and no listeners may turn this off.",
+							 &memtx_notify,
+							 true,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 }

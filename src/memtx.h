@@ -62,6 +62,7 @@ extern int	memtx_default_tier;
 extern char *memtx_harness_role;
 extern int	memtx_flow_control;
 extern int	memtx_lease_timeout;
+extern bool memtx_notify;
 extern char *memtx_logical_now;
 extern void GucInit(void);
 

@@ -61,42 +61,31 @@ MemtxLockNamespace(const char *ns, bool exclusive)
 	MemtxLockKey(MEMTX_LOCK_NAMESPACE, MemtxHashStrings(ns, NULL, NULL), exclusive);
 }
 
-/*
- * Fetch and lock transaction id; *expired tells whether its lease ran out,
- * *renew_due whether a call now should renew it (see TxnLoad).
- */
-static MemtxTxn *
-TxnFetch(int64 id, bool lock, bool *expired, bool *renew_due)
+void
+TxnFetchParams(int64 id, Datum *values)
 {
-	static SPIPlanPtr load;
-	static SPIPlanPtr load_nolock;
-	static const Oid types[] = {INT8OID, INT4OID, FLOAT8OID};
-	Datum		values[3];
-	MemtxTxn   *t;
-	bool		isnull;
-
 	values[0] = Int64GetDatum(id);
 	values[1] = Int32GetDatum(memtx_lease_timeout);
 	/* renewal granularity: a tenth of the timeout, at most a second */
 	values[2] = Float8GetDatum(Min(1.0, memtx_lease_timeout / 10.0));
-#define TXN_SELECT "SELECT agent, tier::text, isolation::text, namespace, snapshot, " \
-	"snapshot_xid, snapshot_seq, status::text, " \
-	"lease_expires_at < pg_catalog.clock_timestamp(), verifier_calls, " \
-	"lease_expires_at < pg_catalog.clock_timestamp() " \
-	"  + pg_catalog.make_interval(secs => $2) - pg_catalog.make_interval(secs => $3) " \
-	"FROM memtx.transactions WHERE id = $1"
-	if (lock)
-		MemtxExec(MemtxPlan(&load, TXN_SELECT " FOR UPDATE", 3, types),
-				  values, NULL, false, 1);
-	else
-		MemtxExec(MemtxPlan(&load_nolock, TXN_SELECT, 3, types),
-				  values, NULL, true, 1);
-#undef TXN_SELECT
-	if (SPI_processed == 0)
+}
+
+/*
+ * The transaction in row 0 of tt (a query selecting TXN_FIELDS first, with
+ * TxnFetchParams); *expired tells whether its lease ran out, *renew_due
+ * whether a call now should renew it (see TxnAdmit).
+ */
+static MemtxTxn *
+TxnFromRow(int64 id, SPITupleTable *tt, uint64 n, bool *expired, bool *renew_due)
+{
+	MemtxTxn   *t;
+	bool		isnull;
+
+	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("memtx transaction %lld does not exist", (long long) id)));
-
+	SPI_tuptable = tt;
 	t = palloc0(sizeof(MemtxTxn));
 	t->id = id;
 	t->agent = MemtxGetText(0, 1);
@@ -114,6 +103,27 @@ TxnFetch(int64 id, bool lock, bool *expired, bool *renew_due)
 	return t;
 }
 
+/* Fetch transaction id, locking its row or not. */
+static MemtxTxn *
+TxnFetch(int64 id, bool lock, bool *expired, bool *renew_due)
+{
+	static SPIPlanPtr load;
+	static SPIPlanPtr load_nolock;
+	static const Oid types[] = {INT8OID, INT4OID, FLOAT8OID};
+	Datum		values[3];
+
+	TxnFetchParams(id, values);
+	if (lock)
+		MemtxExec(MemtxPlan(&load, "SELECT " TXN_FIELDS " FROM memtx.transactions "
+							"WHERE id = $1 FOR UPDATE", 3, types),
+				  values, NULL, false, 1);
+	else
+		MemtxExec(MemtxPlan(&load_nolock, "SELECT " TXN_FIELDS " FROM memtx.transactions "
+							"WHERE id = $1", 3, types),
+				  values, NULL, true, 1);
+	return TxnFromRow(id, SPI_tuptable, SPI_processed, expired, renew_due);
+}
+
 /* Load a transaction for the expiry run: no principal, no lease renewal. */
 MemtxTxn *
 TxnLoadExpired(int64 id)
@@ -125,26 +135,22 @@ TxnLoadExpired(int64 id)
 }
 
 /*
- * Load transaction id for the calling principal: lock its row, check the
- * caller may act in it and that its status and lease allow "need", renew
- * the lease.  The result lives in the SPI procedure context.
+ * Check that the calling principal may act in t and that its status and
+ * lease allow "need"; renew the lease.
  */
-MemtxTxn *
-TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
+static void
+TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_due)
 {
 	static SPIPlanPtr renew;
 	static const Oid types[] = {INT8OID, INT4OID};
 	Datum		values[2];
-	bool		expired;
-	bool		renew_due;
-	MemtxTxn   *t = TxnFetch(id, need != TXN_NEED_LIVE_PROBE, &expired, &renew_due);
 
 	/* Only the transaction's agent (a member of its role) or a harness. */
 	if (!(OidIsValid(t->agent_oid) && is_member_of_role(call->caller, t->agent_oid)) &&
 		!MemtxIsHarness(call->caller))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for memtx transaction %lld", (long long) id),
+				 errmsg("permission denied for memtx transaction %lld", (long long) t->id),
 				 errdetail("The transaction belongs to agent \"%s\".", t->agent)));
 
 	if (TXN_OPEN(t))
@@ -152,7 +158,7 @@ TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
 		if (expired)
 			ereport(ERROR,
 					(errcode(ERRCODE_IDLE_IN_TRANSACTION_SESSION_TIMEOUT),
-					 errmsg("lease of memtx transaction %lld has expired", (long long) id),
+					 errmsg("lease of memtx transaction %lld has expired", (long long) t->id),
 					 errdetail("No call was made on it within memtx.lease_timeout."),
 					 errhint("Begin a new transaction; the expired one will be aborted.")));
 
@@ -164,7 +170,7 @@ TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
 		 */
 		if (renew_due)
 		{
-			values[0] = Int64GetDatum(id);
+			values[0] = Int64GetDatum(t->id);
 			values[1] = Int32GetDatum(memtx_lease_timeout);
 			MemtxExec(MemtxPlan(&renew,
 								"UPDATE memtx.transactions SET lease_expires_at = "
@@ -178,10 +184,41 @@ TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
 			 ((need == TXN_NEED_LIVE || need == TXN_NEED_LIVE_PROBE) && TXN_ABORTED(t)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
-				 errmsg("memtx transaction %lld is %s", (long long) id, t->status),
+				 errmsg("memtx transaction %lld is %s", (long long) t->id, t->status),
 				 errhint(need == TXN_NEED_OPEN
 						 ? "Only an open transaction accepts this call; begin a new one."
 						 : "An aborted transaction cannot act; begin a new one.")));
+}
+
+/*
+ * Load transaction id for the calling principal: lock its row (unless a
+ * probe), check the caller may act in it and that its status and lease allow
+ * "need", renew the lease.  The result lives in the SPI procedure context.
+ */
+MemtxTxn *
+TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
+{
+	bool		expired;
+	bool		renew_due;
+	MemtxTxn   *t = TxnFetch(id, need != TXN_NEED_LIVE_PROBE, &expired, &renew_due);
+
+	TxnAdmit(call, t, need, expired, renew_due);
+	return t;
+}
+
+/*
+ * TxnLoad for a probe whose own query selected TXN_FIELDS first (with
+ * TxnFetchParams as $1..$3) and more columns after them, in one statement:
+ * tt and n are that query's result, which stays readable afterwards.
+ */
+MemtxTxn *
+TxnLoadFromProbe(MemtxCall *call, int64 id, SPITupleTable *tt, uint64 n)
+{
+	bool		expired;
+	bool		renew_due;
+	MemtxTxn   *t = TxnFromRow(id, tt, n, &expired, &renew_due);
+
+	TxnAdmit(call, t, TXN_NEED_LIVE_PROBE, expired, renew_due);
 	return t;
 }
 

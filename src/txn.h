@@ -35,7 +35,20 @@ typedef enum TxnNeed
 	TXN_NEED_ANY				/* commit, abort: any status */
 } TxnNeed;
 
+/*
+ * The transaction columns every load selects first, from memtx.transactions,
+ * with parameters $1 (id), $2 and $3 filled by TxnFetchParams.
+ */
+#define TXN_FIELDS "agent, tier::text, isolation::text, namespace, snapshot, " \
+	"snapshot_xid, snapshot_seq, status::text, " \
+	"lease_expires_at < pg_catalog.clock_timestamp(), verifier_calls, " \
+	"lease_expires_at < pg_catalog.clock_timestamp() " \
+	"  + pg_catalog.make_interval(secs => $2) - pg_catalog.make_interval(secs => $3)"
+#define TXN_NFIELDS 11
+
 extern MemtxTxn *TxnLoad(MemtxCall *call, int64 id, TxnNeed need);
+extern void TxnFetchParams(int64 id, Datum *values);
+extern MemtxTxn *TxnLoadFromProbe(MemtxCall *call, int64 id, SPITupleTable *tt, uint64 n);
 extern MemtxTxn *TxnLoadExpired(int64 id);
 extern bool TxnSawCommit(MemtxTxn *t, Datum xid, bool xid_isnull, int64 seq);
 extern void TxnEnd(MemtxTxn *t, const char *status, const char *why);

@@ -128,14 +128,25 @@ BEGIN
         RETURN have;
     END IF;
     PERFORM set_config('session_replication_role', 'replica', true);
-    tx := bench.bulk_tx(ns);
+    -- one committed memtx transaction per ten records, as agents writing
+    -- through the API would leave (a single transaction for the whole store
+    -- would give the planner statistics no real store has)
+    tx := nextval('memtx.transaction_id_seq');
+    PERFORM setval('memtx.transaction_id_seq', tx + (n - have - 1) / 10);
+    INSERT INTO memtx.transactions (id, agent, tier, isolation, namespace, snapshot,
+                                    snapshot_xid, snapshot_seq, status,
+                                    lease_expires_at, ended_at)
+    SELECT tx + k, current_user, 'medium', 'verified_read', ns, pg_current_snapshot(),
+           pg_current_xact_id(), nextval('memtx.clock'), 'committed',
+           clock_timestamp(), clock_timestamp()
+      FROM generate_series(0, (n - have - 1) / 10) k;
     first := bench.reserve_ids(n - have);
     pos := nextval('memtx.clock');
     INSERT INTO memtx.records (id, tx_id, namespace, entity, attribute, value, kind,
                                state, source, authority, confidence, owner, scope,
                                staged_xid, staged_pos, settled_xid, settled_pos,
                                committed_xid, committed_seq, verdict)
-    SELECT first + (i - have - 1), tx, ns, 'e' || i, 'a', to_jsonb(i), 'belief',
+    SELECT first + (i - have - 1), tx + (i - have - 1) / 10, ns, 'e' || i, 'a', to_jsonb(i), 'belief',
            'action_safe', 'bench', 0.8, 0.9, current_user, 'private',
            pg_current_xact_id(), pos, pg_current_xact_id(), pos,
            pg_current_xact_id(), pos, 'action_safe'
@@ -258,4 +269,62 @@ BEGIN
     INSERT INTO bench.read_tx
     SELECT l, memtx.begin(namespace => ns, isolation => l)
       FROM unnest(enum_range(NULL::memtx.isolation)) l;
+END $$;
+
+/*
+ * Scenario 1, one round trip: begin + stage + commit of one record in one
+ * call, as an agent backend would wrap them in a function of its own.
+ */
+CREATE FUNCTION bench.memtx_write(ns text, e text, v jsonb) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    tx bigint;
+BEGIN
+    tx := memtx.begin(namespace => ns);
+    PERFORM memtx.stage(tx, e, 'a', v, source => 'bench', confidence => 0.9);
+    RETURN (SELECT count(*) FROM memtx.commit(tx));
+END $$;
+
+/*
+ * Scenario 1's floor: the rows one memtx write leaves, written by plain SQL
+ * into the same tables (same indexes, exclusion constraint, foreign keys and
+ * lifecycle trigger) with no check at all: the transaction row, the record
+ * inserted tentative, a lock on its slot, its active rivals superseded, the record taken through
+ * validated to committed with its positions, the transaction closed.  What
+ * PostgreSQL itself needs to store one governed write; memtx's cost over it
+ * is the pipeline.
+ */
+CREATE FUNCTION bench.floor_write(ns text, e text, v jsonb) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    tx  bigint;
+    rid bigint;
+    pos bigint;
+BEGIN
+    INSERT INTO memtx.transactions (agent, tier, isolation, namespace, snapshot,
+                                    snapshot_xid, snapshot_seq, lease_expires_at)
+    VALUES (current_user, 'medium', 'verified_read', ns, pg_current_snapshot(),
+            pg_current_xact_id(), nextval('memtx.clock'), clock_timestamp() + interval '5 min')
+    RETURNING id INTO tx;
+    INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, source, authority,
+                               confidence, owner, staged_xid, staged_pos)
+    VALUES (tx, ns, e, 'a', v, 'bench', 0.8, 0.9, current_user, pg_current_xact_id(),
+            nextval('memtx.clock'))
+    RETURNING id INTO rid;
+    -- writers of one slot must take turns (memtx takes a slot lock too)
+    PERFORM pg_advisory_xact_lock(memtx.slot_key(ns, e, 'a'));
+    UPDATE memtx.records r SET state = 'superseded'
+     WHERE memtx.slot_key(r.namespace, r.entity, r.attribute) = memtx.slot_key(ns, e, 'a')
+       AND memtx.slot_digest(r.namespace, r.entity, r.attribute) = memtx.slot_digest(ns, e, 'a')
+       AND r.valid && '(,)' AND r.state IN ('committed', 'action_safe')
+       AND r.namespace = ns AND r.entity = e AND r.attribute = 'a';
+    UPDATE memtx.records SET state = 'validated' WHERE id = rid;
+    pos := nextval('memtx.clock');
+    UPDATE memtx.records
+       SET state = 'committed', committed_xid = pg_current_xact_id(), committed_seq = pos,
+           settled_xid = pg_current_xact_id(), settled_pos = pos, verdict = 'committed'
+     WHERE id = rid;
+    UPDATE memtx.transactions SET status = 'committed', ended_at = clock_timestamp()
+     WHERE id = tx;
+    RETURN 1;
 END $$;

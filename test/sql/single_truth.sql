@@ -48,3 +48,14 @@ SELECT pg_temp.try('UPDATE memtx.records SET state = ''committed'' WHERE id = 10
 UPDATE memtx.records SET state = 'superseded' WHERE id IN (1, 4);
 SELECT pg_temp.try('UPDATE memtx.records SET state = ''committed'' WHERE id = 10');
 SELECT id, entity, value, state FROM memtx.records ORDER BY id;
+-- slots enter the constraint as digests of their length-prefixed parts: parts
+-- that concatenate alike are still other slots
+SELECT pg_temp.rec(17, 'ab', '1', 'committed', '(,)', 'x');
+SELECT pg_temp.rec(18, 'b', '2', 'committed', '(,)', 'xa');
+SELECT memtx.slot_digest('x', 'ab', 'status') = memtx.slot_digest('xa', 'b', 'status') AS same_digest,
+       memtx.slot_key('x', 'ab', 'status') = memtx.slot_key('xa', 'b', 'status') AS same_key;
+-- the key is the digest's first eight bytes, and both are stable across platforms
+SELECT memtx.slot_key('default', 'order:841', 'status') =
+       ('x' || encode(substr(memtx.slot_digest('default', 'order:841', 'status'), 1, 8), 'hex'))::bit(64)::bigint AS key_is_prefix,
+       encode(memtx.slot_digest('', '', ''), 'hex') = encode(sha256('\x000000000000000000000000'::bytea), 'hex') AS empty_parts;
+SELECT memtx.slot_key(NULL, 'e', 'a') IS NULL AS strict;
