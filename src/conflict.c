@@ -191,11 +191,18 @@ ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
 		res->nsupersede = 0;
 }
 
+/*
+ * provenance: whether the candidate has declared parents, or the read set
+ * counts and the transaction has read anything.  Without either there is no
+ * parent, ancestor or flow to judge, every fact is false, and the facts query
+ * (the pipeline's most expensive plan to start) is skipped.
+ */
 void
-ConflictCheck(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
+ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, ConflictResult *res)
 {
 	memset(res, 0, sizeof(*res));
-	ConflictGatherFacts(t, cand, &res->facts);
+	if (provenance)
+		ConflictGatherFacts(t, cand, &res->facts);
 	if (res->facts.revoked_parent)
 		res->reason = "revoked_parent";
 	else if (res->facts.uncommitted_parent)

@@ -202,6 +202,7 @@ memtx_gate(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "memtx.gate must return a composite type");
 
+	memset(&g, 0, sizeof(g));
 	MemtxCallBegin(&call);
 
 	/*

@@ -106,7 +106,7 @@ PipelineQuarantine(int64 id, const char *reason)
 
 /* Run the four checks on one staged record; returns NULL when it passes. */
 static const char *
-PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now)
+PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance)
 {
 	ConflictResult cr;
 
@@ -118,7 +118,7 @@ PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now)
 	if (!valid_now)
 		return "outside_validity";
 	/* 3. conflict */
-	ConflictCheck(t, rec, &cr);
+	ConflictCheck(t, rec, provenance, &cr);
 	if (cr.nrivals > 0)
 		t->verifier_calls++;
 	if (cr.reason)
@@ -175,11 +175,11 @@ Datum
 memtx_commit(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr staged;
-	static const Oid types[] = {INT8OID, TIMESTAMPTZOID};
+	static const Oid types[] = {INT8OID, TIMESTAMPTZOID, BOOLOID};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemtxCall	call;
 	MemtxTxn   *t;
-	Datum		values[2];
+	Datum		values[3];
 	SPITupleTable *tuptable;
 	uint64		n;
 	int64		nstaged;
@@ -187,6 +187,7 @@ memtx_commit(PG_FUNCTION_ARGS)
 	const char *status;
 	MemtxRec   *recs;
 	bool	   *valid_now;
+	bool	   *provenance;
 
 	MemtxRequireArg(fcinfo, 0, "transaction id");
 	InitMaterializedSRF(fcinfo, 0);
@@ -207,20 +208,27 @@ memtx_commit(PG_FUNCTION_ARGS)
 	MemtxLockNamespace(t->namespace, false);
 	values[0] = Int64GetDatum(t->id);
 	values[1] = TimestampTzGetDatum(MemtxNow());
+	values[2] = BoolGetDatum(memtx_flow_control == MF_READ_SET);
 	MemtxExec(MemtxPlan(&staged,
-						"SELECT r.*, r.valid @> $2 AS memtx_valid_now FROM memtx.records r "
+						"SELECT r.*, r.valid @> $2 AS memtx_valid_now, "
+						"       EXISTS (SELECT 1 FROM memtx.edges e WHERE e.child = r.id) "
+						"       OR ($3 AND EXISTS (SELECT 1 FROM memtx.read_set s WHERE s.tx_id = $1)) "
+						"       AS memtx_provenance "
+						"FROM memtx.records r "
 						"WHERE r.tx_id = $1 AND r.state = 'tentative' ORDER BY r.staged_pos",
-						2, types),
+						3, types),
 			  values, NULL, true, 0);
 	tuptable = SPI_tuptable;
 	n = SPI_processed;
 	recs = palloc(sizeof(MemtxRec) * (n + 1));
 	valid_now = palloc(sizeof(bool) * (n + 1));
+	provenance = palloc(sizeof(bool) * (n + 1));
 	if (n > 0)
 	{
 		char	  **ents = palloc(sizeof(char *) * n);
 		char	  **atts = palloc(sizeof(char *) * n);
 		int			validcol = SPI_fnumber(tuptable->tupdesc, "memtx_valid_now");
+		int			provcol = SPI_fnumber(tuptable->tupdesc, "memtx_provenance");
 
 		for (uint64 i = 0; i < n; i++)
 		{
@@ -229,6 +237,8 @@ memtx_commit(PG_FUNCTION_ARGS)
 			RecParse(tuptable->vals[i], tuptable->tupdesc, &recs[i]);
 			valid_now[i] = DatumGetBool(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc,
 													  validcol, &isnull));
+			provenance[i] = DatumGetBool(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc,
+													   provcol, &isnull));
 			ents[i] = recs[i].entity;
 			atts[i] = recs[i].attribute;
 		}
@@ -237,7 +247,7 @@ memtx_commit(PG_FUNCTION_ARGS)
 
 	for (uint64 i = 0; i < n; i++)
 	{
-		const char *reason = PipelineAdmit(t, &recs[i], valid_now[i]);
+		const char *reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i]);
 
 		if (reason)
 		{

@@ -27,7 +27,7 @@ typedef struct ConflictResult
 	int			nsupersede;
 } ConflictResult;
 
-extern void ConflictCheck(MemtxTxn *t, MemtxRec *cand, ConflictResult *res);
+extern void ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, ConflictResult *res);
 extern void ConflictSupersede(Datum *ids, int n);
 extern void ConflictFetchRivals(int64 id);
 

@@ -228,9 +228,41 @@ BEGIN
     ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
 END $$;
 
+/*
+ * Time scenario 5's floor on the graph of root (d descendants): the rows
+ * memtx.revoke writes, by plain SQL into the same tables with no walk — the
+ * records revoked, one rollback_log row each — then undo it all (a
+ * subtransaction rolled back), so memtx.revoke finds the graph untouched.
+ */
+CREATE FUNCTION bench.timed_floor_revoke(root bigint, d integer, OUT ms double precision)
+LANGUAGE plpgsql SET jit = off AS $$
+DECLARE
+    t0 timestamptz;
+BEGIN
+    BEGIN
+        t0 := clock_timestamp();
+        UPDATE memtx.records
+           SET state = 'revoked', reason = CASE WHEN id = root THEN 'bench' ELSE 'revoked_parent' END,
+               settled_xid = coalesce(settled_xid, pg_current_xact_id()),
+               settled_pos = coalesce(settled_pos, nextval('memtx.clock'))
+         WHERE id BETWEEN root AND root + d;
+        INSERT INTO memtx.rollback_log (root_id, record_id, kind, action, reason, note, pos)
+        SELECT root, r.id, r.kind, 'revoked',
+               CASE WHEN r.id = root THEN 'bench' ELSE 'revoked_parent' END,
+               CASE WHEN r.id = root THEN 'bench' END, nextval('memtx.clock')
+          FROM memtx.records r
+         WHERE r.id BETWEEN root AND root + d
+         ORDER BY r.id;
+        ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+        RAISE EXCEPTION USING ERRCODE = 'P0001', MESSAGE = 'bench: undo the floor';
+    EXCEPTION WHEN raise_exception THEN
+        NULL;
+    END;
+END $$;
+
 /* Time the baseline: one bulk UPDATE of the graph's rows. */
 CREATE FUNCTION bench.timed_update(g integer, OUT ms double precision, OUT nrows bigint)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET jit = off AS $$
 DECLARE
     t0 timestamptz := clock_timestamp();
 BEGIN
@@ -295,7 +327,7 @@ END $$;
  * is the pipeline.
  */
 CREATE FUNCTION bench.floor_write(ns text, e text, v jsonb) RETURNS bigint
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET jit = off AS $$
 DECLARE
     tx  bigint;
     rid bigint;
