@@ -60,12 +60,6 @@ RepairAdd(RepairList *l, int64 id, const char *kind, const char *action, const c
 }
 
 static Datum
-CascadeIds(Datum *ids, int n)
-{
-	return PointerGetDatum(construct_array(ids, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-static Datum
 CascadeTexts(Datum *texts, int n)
 {
 	return PointerGetDatum(construct_array(texts, n, TEXTOID, -1, false, TYPALIGN_INT));
@@ -82,7 +76,7 @@ CascadeRevokeIds(Datum *ids, int n, const char *reason)
 
 	if (n == 0)
 		return;
-	values[0] = CascadeIds(ids, n);
+	values[0] = RecIdsDatum(ids, n);
 	values[1] = CStringGetTextDatum(reason);
 	/* validated is a step inside commit; it can only leave through quarantine */
 	MemtxExec(MemtxPlan(&unvalidate,
@@ -113,7 +107,7 @@ CascadeLog(int64 root, RepairList *l, const char *note, Tuplestorestate *out)
 	if (l->n == 0)
 		return;
 	values[0] = Int64GetDatum(root);
-	values[1] = CascadeIds(l->ids, l->n);
+	values[1] = RecIdsDatum(l->ids, l->n);
 	values[2] = CascadeTexts(l->kinds, l->n);
 	values[3] = CascadeTexts(l->actions, l->n);
 	values[4] = CascadeTexts(l->reasons, l->n);
@@ -161,7 +155,7 @@ CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 	rootids = palloc(sizeof(Datum) * (nroots + 1));
 	for (int i = 0; i < nroots; i++)
 		rootids[i] = Int64GetDatum(roots[i]);
-	values[0] = CascadeIds(rootids, nroots);
+	values[0] = RecIdsDatum(rootids, nroots);
 	MemtxExec(MemtxPlan(&lock_roots,
 						"SELECT id, kind::text FROM memtx.records "
 						"WHERE id = ANY ($1) AND state <> 'revoked' ORDER BY id FOR UPDATE",
@@ -243,7 +237,7 @@ CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 		CascadeRevokeIds(revoke.ids, revoke.n, "revoked_parent");
 		if (views.n > 0)
 		{
-			values[0] = CascadeIds(views.ids, views.n);
+			values[0] = RecIdsDatum(views.ids, views.n);
 			values[1] = Int64GetDatum(root);
 			MemtxExec(MemtxPlan(&quarantine,
 								"UPDATE memtx.records SET state = 'quarantined', reason = 'invalidated' "
@@ -258,7 +252,7 @@ CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 		}
 		if (comp.n > 0)
 		{
-			values[0] = CascadeIds(comp.ids, comp.n);
+			values[0] = RecIdsDatum(comp.ids, comp.n);
 			values[1] = Int64GetDatum(root);
 			MemtxExec(MemtxPlan(&compensate,
 								"INSERT INTO memtx.compensations (root_id, action_id, tool, compensator, args) "

@@ -224,7 +224,7 @@ ConflictSupersede(Datum *ids, int n)
 
 	if (n == 0)
 		return;
-	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[0] = RecIdsDatum(ids, n);
 	MemtxExec(MemtxPlan(&plan,
 						"UPDATE memtx.records SET state = 'superseded' "
 						"WHERE id = ANY ($1) AND state IN ('committed', 'action_safe')",

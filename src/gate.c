@@ -269,7 +269,7 @@ GateInputs(MemtxTxn *t, ArrayType *inputs, int n, Datum *bad)
 			reason = "input_not_action_safe";
 	}
 	if (nbad > 0)
-		*bad = PointerGetDatum(construct_array(offenders, nbad, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		*bad = RecIdsDatum(offenders, nbad);
 	return reason;
 }
 

@@ -69,6 +69,12 @@ RecParse(HeapTuple tuple, TupleDesc desc, MemtxRec *rec)
 	rec->committed_seq = isnull ? 0 : DatumGetInt64(d);
 }
 
+Datum
+RecIdsDatum(Datum *ids, int n)
+{
+	return PointerGetDatum(construct_array(ids, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
 /*
  * Check an array of record ids (one dimension, no NULLs, at most
  * MEMTX_MAX_IDS) and return its distinct ids, sorted.
@@ -108,7 +114,7 @@ RecIdArray(ArrayType *arr, const char *name, int *count)
 		if (m == 0 || DatumGetInt64(elems[m - 1]) != DatumGetInt64(elems[i]))
 			elems[m++] = elems[i];
 	*count = m;
-	return construct_array(elems, m, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	return DatumGetArrayTypeP(RecIdsDatum(elems, m));
 }
 
 /*

@@ -46,6 +46,8 @@ typedef struct MemtxRec
 extern void RecParse(HeapTuple tuple, TupleDesc desc, MemtxRec *rec);
 extern int	MemtxLabelIndex(const char *const *names, int n, const char *label);
 extern ArrayType *RecIdArray(ArrayType *arr, const char *name, int *count);
+/* A bigint[] of n ids (int8 datums). */
+extern Datum RecIdsDatum(Datum *ids, int n);
 extern MemtxRec *RecFetchByIds(ArrayType *ids, int n, const char *what);
 
 /* visibility.c */

@@ -202,7 +202,7 @@ memtx_read(PG_FUNCTION_ARGS)
 	if (nseen > 0)
 	{
 		values[0] = Int64GetDatum(t->id);
-		values[1] = PointerGetDatum(construct_array(seen, nseen, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		values[1] = RecIdsDatum(seen, nseen);
 		MemtxExec(MemtxPlan(&remember,
 							"INSERT INTO memtx.read_set (tx_id, record_id) "
 							"SELECT $1, unnest($2) ON CONFLICT DO NOTHING",
