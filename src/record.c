@@ -75,6 +75,15 @@ RecIdsDatum(Datum *ids, int n)
 	return PointerGetDatum(construct_array(ids, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
+static int
+RecCompareIds(const void *a, const void *b)
+{
+	int64		x = DatumGetInt64(*(const Datum *) a);
+	int64		y = DatumGetInt64(*(const Datum *) b);
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
 /*
  * Check an array of record ids (one dimension, no NULLs, at most
  * MEMTX_MAX_IDS) and return its distinct ids, sorted.
@@ -102,14 +111,7 @@ RecIdArray(ArrayType *arr, const char *name, int *count)
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s must not contain nulls", name)));
 	/* sort and dedupe */
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && DatumGetInt64(elems[j - 1]) > DatumGetInt64(elems[j]); j--)
-		{
-			Datum		tmp = elems[j];
-
-			elems[j] = elems[j - 1];
-			elems[j - 1] = tmp;
-		}
+	qsort(elems, n, sizeof(Datum), RecCompareIds);
 	for (int i = 0; i < n; i++)
 		if (m == 0 || DatumGetInt64(elems[m - 1]) != DatumGetInt64(elems[i]))
 			elems[m++] = elems[i];
