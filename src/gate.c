@@ -106,7 +106,8 @@ GateActionSafeSupport(MemtxTxn *t)
 
 /*
  * The gate's two conditions for a tool, given the records in flight in t's
- * namespace (int8[]).
+ * namespace (int8[]; not looked at for a reversible tool, which passes with
+ * no blockers).
  */
 static void
 GateDecide(MemtxTxn *t, bool reversible, Datum in_flight, GateView *g)
@@ -228,7 +229,7 @@ memtx_gate(PG_FUNCTION_ARGS)
 	SPI_tuptable = tt;
 	reversible = MemtxGetBool(0, TXN_NFIELDS + 1);
 	in_flight = MemtxGet(0, TXN_NFIELDS + 2, &isnull);
-	GateDecide(t, reversible, reversible ? (Datum) 0 : in_flight, &g);
+	GateDecide(t, reversible, in_flight, &g);
 	out[0] = BoolGetDatum(g.allowed);
 	nulls[1] = g.reason == NULL;
 	out[2] = SPI_datumTransfer(g.blockers, false, -1);
