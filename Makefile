@@ -5,10 +5,12 @@ MODULE_big = memtx
 OBJS       = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
 HEADERS    = $(wildcard src/*.h)
 
-DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-DATA       = $(filter-out $(DATA_built) sql/$(EXTENSION).sql,$(wildcard sql/$(EXTENSION)--*.sql))
+# sql/memtx--0.1.0.sql is the frozen base; every later release is a step
+# script sql/memtx--A--B.sql (shipped even when empty), so CREATE EXTENSION
+# walks the chain and a fresh install equals an upgraded one.
+DATA       = $(sort $(wildcard sql/$(EXTENSION)--*.sql))
 
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -DMEMTX_LIBRARY_VERSION='"$(EXTVERSION)"'
 PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 
 TESTS        = $(sort $(wildcard test/sql/*.sql))
@@ -17,7 +19,7 @@ REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=btree_gist
 ISOLATION    = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test --outputdir=test/output_iso --load-extension=btree_gist
 
-EXTRA_CLEAN = $(DATA_built) test/results test/regression.diffs test/regression.out test/output_iso
+EXTRA_CLEAN = test/results test/regression.diffs test/regression.out test/output_iso
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -25,9 +27,6 @@ include $(PGXS)
 
 # every object depends on the project's headers (PGXS tracks none by default)
 $(OBJS): $(HEADERS)
-
-sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
-	cp $< $@
 
 .PHONY: test demo
 test:

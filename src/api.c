@@ -10,6 +10,7 @@
  * through transaction abort.
  */
 #include "api.h"
+#include "catalog.h"
 
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
@@ -41,6 +42,7 @@ MemtxOwner(void)
 void
 MemtxCallBegin(MemtxCall *call)
 {
+	CatalogCheckVersion();
 	call->caller = GetUserId();
 	call->caller_name = GetUserNameFromId(call->caller, false);
 	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);

@@ -12,24 +12,6 @@ PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
-const char *const MemtxStateNames[] = {
-	"raw", "tentative", "validated", "committed", "action_safe",
-	"quarantined", "superseded", "revoked"
-};
-const char *const MemtxTierNames[] = {
-	"low", "medium", "high", "external_action"
-};
-const char *const MemtxIsolationNames[] = {
-	"raw_read", "committed_read", "verified_read", "causally_stable_read",
-	"action_safe_read"
-};
-const char *const MemtxKindNames[] = {
-	"belief", "summary", "profile", "index_entry", "shared_copy", "tool_action"
-};
-const char *const MemtxScopeNames[] = {
-	"private", "shared", "public"
-};
-
 void
 _PG_init(void)
 {

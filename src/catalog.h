@@ -1,0 +1,29 @@
+/*
+ * catalog.h — what the library knows of the catalog it runs over: the
+ * extension versions it supports and the enum labels compiled into it.
+ */
+#ifndef MEMTX_CATALOG_H
+#define MEMTX_CATALOG_H
+
+#include "memtx.h"
+
+/* Labels of memtx.tx_status, in enum order. */
+typedef enum MemtxTxStatus
+{
+	MX_OPEN,
+	MX_COMMITTED,
+	MX_PARTIALLY_COMMITTED,
+	MX_ABORTED
+} MemtxTxStatus;
+
+extern const char *const MemtxTxStatusNames[];
+
+/*
+ * Refuse to run over a catalog whose version this library does not know
+ * (an ALTER EXTENSION memtx UPDATE is pending, or the library is older than
+ * the catalog).  Called by every API entry point; costs one catalog probe per
+ * SQL transaction.
+ */
+extern void CatalogCheckVersion(void);
+
+#endif							/* MEMTX_CATALOG_H */
