@@ -11,7 +11,14 @@ HEADERS    = $(wildcard src/*.h)
 DATA       = $(sort $(wildcard sql/$(EXTENSION)--*.sql))
 
 PG_CPPFLAGS = -I$(srcdir)/src -DMEMTX_LIBRARY_VERSION='"$(EXTVERSION)"'
-PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+# -Wno-unused-parameter: PostgreSQL's own headers (bufpage.h, ilist.h) have
+# inline functions with unused parameters
+PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter
+
+# make MEMTX_ASSERT=1: assertions on in the extension (test/run builds so)
+ifdef MEMTX_ASSERT
+PG_CPPFLAGS += -DUSE_ASSERT_CHECKING
+endif
 
 TESTS        = $(sort $(wildcard test/sql/*.sql))
 REGRESS      = $(patsubst test/sql/%.sql,%,$(TESTS))

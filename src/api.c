@@ -82,17 +82,15 @@ MemtxPlan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes)
 }
 
 int
-MemtxExec(SPIPlanPtr plan, const Datum *values, const char *nulls, bool read_only, long limit)
+MemtxExec(SPIPlanPtr plan, const Datum *values, const char *nulls, long limit)
 {
 	int			rc;
 
 	/*
 	 * Always read-write: each query then takes a fresh snapshot (READ
 	 * COMMITTED) after a command-counter increment, so it sees this call's
-	 * own writes and everything committed before it.  read_only only
-	 * documents intent at the call site.
+	 * own writes and everything committed before it.
 	 */
-	(void) read_only;
 	rc = SPI_execute_plan(plan, (Datum *) values, nulls, false, limit);
 
 	if (rc < 0)
@@ -170,20 +168,6 @@ MemtxCheckText(text *t, const char *name, int maxbytes)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("%s is too long (%d bytes, at most %d)", name, len, maxbytes)));
-}
-
-/*
- * Transaction-scoped advisory lock on (memtx, space, key).  These are
- * heavyweight locks, so waits show up in pg_locks and isolation tests.
- */
-void
-MemtxLockKey(int space, uint32 key, bool exclusive)
-{
-	LOCKTAG		tag;
-
-	/* field4 = 3 keeps memtx's keys apart from pg_advisory_lock's (1, 2) */
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0x6D74 << 16 | space, key, 3);
-	(void) LockAcquire(&tag, exclusive ? ExclusiveLock : ShareLock, false, false);
 }
 
 uint32

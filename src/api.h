@@ -25,7 +25,7 @@ extern void MemtxCallEnd(MemtxCall *call);
 
 /* Prepared, kept SPI plans: *slot is filled on first use. */
 extern SPIPlanPtr MemtxPlan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes);
-extern int	MemtxExec(SPIPlanPtr plan, const Datum *values, const char *nulls, bool read_only, long limit);
+extern int	MemtxExec(SPIPlanPtr plan, const Datum *values, const char *nulls, long limit);
 
 /* Reading the current SPI result. */
 extern Datum MemtxGet(int row, int col, bool *isnull);
@@ -40,11 +40,7 @@ extern void MemtxCheckUnit(double v, const char *name);
 extern void MemtxCheckText(text *t, const char *name, int maxbytes);
 extern Datum MemtxStateDatum(FunctionCallInfo fcinfo, MemtxState state);
 
-/* Advisory locks in memtx's own lock space. */
-#define MEMTX_LOCK_SLOT		1
-#define MEMTX_LOCK_NAMESPACE	2
-#define MEMTX_LOCK_EFFECT	3
-extern void MemtxLockKey(int space, uint32 key, bool exclusive);
+/* A 32-bit hash of one to three names (lock keys, locks.c). */
 extern uint32 MemtxHashStrings(const char *a, const char *b, const char *c);
 
 /* Role helpers (permissions.c). */

@@ -24,7 +24,10 @@
  * resolutions (shared holders) wait for it or it for them, so the descendant
  * set it repairs is the complete one, and no commit can interleave with it.
  */
-#include "pipeline.h"
+#include "cascade.h"
+#include "events.h"
+#include "locks.h"
+#include "record.h"
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -83,7 +86,7 @@ CascadeRevokeIds(Datum *ids, int n, const char *reason)
 						"UPDATE memtx.records SET state = 'quarantined' "
 						"WHERE id = ANY ($1) AND state = 'validated'",
 						1, types),
-			  values, NULL, false, 0);
+			  values, NULL, 0);
 	MemtxExec(MemtxPlan(&plan,
 						"UPDATE memtx.records SET state = 'revoked', reason = $2, "
 						"verdict = CASE WHEN state = 'tentative' THEN 'revoked' ELSE verdict END, "
@@ -92,7 +95,7 @@ CascadeRevokeIds(Datum *ids, int n, const char *reason)
 						"settled_pos = coalesce(settled_pos, pg_catalog.nextval('memtx.clock')) "
 						"WHERE id = ANY ($1) AND state <> 'revoked'",
 						2, types),
-			  values, NULL, false, 0);
+			  values, NULL, 0);
 }
 
 /* Write the log rows of one root's cascade; emit them when out is given. */
@@ -120,18 +123,14 @@ CascadeLog(int64 root, RepairList *l, const char *note, Tuplestorestate *out)
 						"FROM unnest($2, $3, $4, $5) WITH ORDINALITY AS u(id, kind, action, reason, ord) "
 						"ORDER BY u.ord RETURNING *",
 						6, types),
-			  values, nulls, false, 0);
+			  values, nulls, 0);
 	if (out)
 		for (uint64 i = 0; i < SPI_processed; i++)
 			tuplestore_puttuple(out, SPI_tuptable->vals[i]);
 }
 
-/*
- * Retract roots (all in namespace ns) with root_reason, repairing their
- * descendants.  Returns the number of log rows written.
- */
 int
-CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
+CascadeRun(const char *ns, int64 *roots, int nroots,
 		   const char *root_reason, const char *note,
 		   Tuplestorestate *out)
 {
@@ -149,7 +148,7 @@ CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 	uint64		n;
 	RepairList *rootlog;
 
-	MemtxLockNamespace(ns, true);
+	LockNamespace(ns, true);
 
 	/* Revoke every live root first, so a root below another keeps its own reason. */
 	rootids = palloc(sizeof(Datum) * (nroots + 1));
@@ -160,7 +159,7 @@ CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 						"SELECT id, kind::text FROM memtx.records "
 						"WHERE id = ANY ($1) AND state <> 'revoked' ORDER BY id FOR UPDATE",
 						1, ids_types),
-			  values, NULL, false, 0);
+			  values, NULL, 0);
 	tuptable = SPI_tuptable;
 	n = SPI_processed;
 	rootlog = palloc0(sizeof(RepairList) * (n + 1));
@@ -198,7 +197,7 @@ CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 							"      AND t.name = pg_catalog.substr(r.entity, 6) "
 							"ORDER BY r.id FOR UPDATE OF r",
 							1, (Oid[]) {INT8OID}),
-				  values, NULL, false, 0);
+				  values, NULL, 0);
 		desc = SPI_tuptable;
 		nd = SPI_processed;
 		for (uint64 i = 0; i < nd; i++)
@@ -243,12 +242,12 @@ CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 								"UPDATE memtx.records SET state = 'quarantined', reason = 'invalidated' "
 								"WHERE id = ANY ($1)",
 								1, ids_types),
-					  values, NULL, false, 0);
+					  values, NULL, 0);
 			MemtxExec(MemtxPlan(&registry,
 								"INSERT INTO memtx.revocation_registry (record_id, root_id) "
 								"SELECT unnest($1), $2 ON CONFLICT (record_id) DO NOTHING",
 								2, reg_types),
-					  values, NULL, false, 0);
+					  values, NULL, 0);
 		}
 		if (comp.n > 0)
 		{
@@ -261,7 +260,7 @@ CascadeRun(MemtxCall *call, const char *ns, int64 *roots, int nroots,
 								"  ON t.name = pg_catalog.substr(r.entity, 6) "
 								"WHERE r.id = ANY ($1) ORDER BY r.id",
 								2, reg_types),
-					  values, NULL, false, 0);
+					  values, NULL, 0);
 		}
 		CascadeLog(root, log, note, out);
 		written += log->n;
@@ -304,7 +303,7 @@ memtx_revoke(PG_FUNCTION_ARGS)
 	MemtxExec(MemtxPlan(&load,
 						"SELECT namespace, owner FROM memtx.records WHERE id = $1",
 						1, types),
-			  values, NULL, true, 1);
+			  values, NULL, 1);
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -317,14 +316,14 @@ memtx_revoke(PG_FUNCTION_ARGS)
 				 errmsg("permission denied to revoke record %lld", (long long) id),
 				 errdetail("Only its owner \"%s\" or a harness may revoke it.", owner)));
 
-	CascadeRun(&call, ns, &id, 1, "revoked", note, rsinfo->setResult);
+	CascadeRun(ns, &id, 1, "revoked", note, rsinfo->setResult);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
 
 /* Abort transaction t: revoke its tentative staging with reason, repair. */
 static void
-CascadeAbortTxn(MemtxCall *call, MemtxTxn *t, const char *reason,
+CascadeAbortTxn(MemtxTxn *t, const char *reason,
 				Tuplestorestate *out)
 {
 	static SPIPlanPtr staged;
@@ -333,17 +332,17 @@ CascadeAbortTxn(MemtxCall *call, MemtxTxn *t, const char *reason,
 	int64	   *ids;
 	uint64		n;
 
-	MemtxLockNamespace(t->namespace, true);
+	LockNamespace(t->namespace, true);
 	values[0] = Int64GetDatum(t->id);
 	MemtxExec(MemtxPlan(&staged,
 						"SELECT id FROM memtx.records WHERE tx_id = $1 AND state = 'tentative' ORDER BY id",
 						1, types),
-			  values, NULL, true, 0);
+			  values, NULL, 0);
 	n = SPI_processed;
 	ids = palloc(sizeof(int64) * (n + 1));
 	for (uint64 i = 0; i < n; i++)
 		ids[i] = MemtxGetInt64(i, 1);
-	CascadeRun(call, t->namespace, ids, (int) n, reason, NULL, out);
+	CascadeRun(t->namespace, ids, (int) n, reason, NULL, out);
 	TxnEnd(t, "aborted", reason);
 	MemtxNotify(strcmp(reason, "expired") == 0 ? "expired" : "aborted",
 				t->namespace, t->id, 0, reason, (int64) n);
@@ -378,7 +377,7 @@ memtx_abort(PG_FUNCTION_ARGS)
 				 errmsg("memtx transaction %lld is %s and cannot be aborted",
 						(long long) t->id, t->status),
 				 errhint("Revoke its records with memtx.revoke instead.")));
-	CascadeAbortTxn(&call, t, "aborted", rsinfo->setResult);
+	CascadeAbortTxn(t, "aborted", rsinfo->setResult);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
@@ -408,7 +407,7 @@ memtx_expire_transactions(PG_FUNCTION_ARGS)
 						"WHERE status = 'open' AND lease_expires_at < pg_catalog.clock_timestamp() "
 						"ORDER BY namespace, id FOR UPDATE SKIP LOCKED",
 						0, NULL),
-			  NULL, NULL, false, 0);
+			  NULL, NULL, 0);
 	n = SPI_processed;
 	ids = palloc(sizeof(int64) * (n + 1));
 	for (uint64 i = 0; i < n; i++)
@@ -421,7 +420,7 @@ memtx_expire_transactions(PG_FUNCTION_ARGS)
 
 		/* load without renewing: the lease is over */
 		t = TxnLoadExpired(ids[i]);
-		CascadeAbortTxn(&call, t, "expired", NULL);
+		CascadeAbortTxn(t, "expired", NULL);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &v, &isnull);
 	}
 	MemtxCallEnd(&call);

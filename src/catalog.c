@@ -119,7 +119,7 @@ CatalogCheckVersion(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension memtx is not installed in this database")));
-	for (i = 0; i < lengthof(CatalogVersions); i++)
+	for (i = 0; i < (int) lengthof(CatalogVersions); i++)
 	{
 		if (strcmp(version, CatalogVersions[i]) == 0)
 		{
@@ -146,7 +146,7 @@ memtx_enum_labels(PG_FUNCTION_ARGS)
 	int			t;
 
 	InitMaterializedSRF(fcinfo, 0);
-	for (t = 0; t < lengthof(CatalogEnums); t++)
+	for (t = 0; t < (int) lengthof(CatalogEnums); t++)
 	{
 		int			i;
 

@@ -12,7 +12,8 @@
  * stale_late_write, lower_authority, write_not_permitted, needs_review; the
  * candidate supersedes only when it beats every rival, and then all of them.
  */
-#include "pipeline.h"
+#include "conflict.h"
+#include "locks.h"
 
 #include "catalog/pg_type.h"
 #include "utils/acl.h"
@@ -78,7 +79,7 @@ ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 						"               LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id"
 						"               WHERE a.state = 'revoked' OR rr.record_id IS NOT NULL)",
 						5, types),
-			  values, NULL, true, 1);
+			  values, NULL, 1);
 	f->revoked_parent = MemtxGetBool(0, 1);
 	f->uncommitted_parent = MemtxGetBool(0, 2);
 	f->inactive_parent = MemtxGetBool(0, 3);
@@ -130,7 +131,7 @@ ConflictFetchRivals(int64 id)
 						" AND r.value::text <> c.value::text "
 						"WHERE c.id = $1 ORDER BY r.id",
 						1, types),
-			  values, NULL, true, 0);
+			  values, NULL, 0);
 }
 
 /* (d): slot adjudication. */
@@ -200,6 +201,8 @@ ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
 void
 ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, ConflictResult *res)
 {
+	/* the rivals found below are final only under the slot's lock */
+	Assert(LockSlotHeld(cand->namespace, cand->entity, cand->attribute));
 	memset(res, 0, sizeof(*res));
 	if (provenance)
 		ConflictGatherFacts(t, cand, &res->facts);
@@ -229,5 +232,5 @@ ConflictSupersede(Datum *ids, int n)
 						"UPDATE memtx.records SET state = 'superseded' "
 						"WHERE id = ANY ($1) AND state IN ('committed', 'action_safe')",
 						1, types),
-			  values, NULL, false, 0);
+			  values, NULL, 0);
 }

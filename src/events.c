@@ -11,7 +11,7 @@
  * when a transaction that notified commits and holds it through the commit
  * record's flush, so notifying writers commit one at a time.
  */
-#include "pipeline.h"
+#include "events.h"
 
 #include "commands/async.h"
 #include "lib/stringinfo.h"

@@ -22,7 +22,8 @@
  * the key up with the latest snapshot, so a REPEATABLE READ caller sees a
  * decision committed while it waited.  Blocked calls do not use the key up.
  */
-#include "pipeline.h"
+#include "locks.h"
+#include "visibility.h"
 
 #include "access/htup_details.h"
 #include "access/detoast.h"
@@ -60,7 +61,7 @@ GateReversible(const char *tool)
 
 	values[0] = CStringGetTextDatum(tool);
 	MemtxExec(MemtxPlan(&plan, "SELECT reversible FROM memtx.tools WHERE name = $1", 1, types),
-			  values, NULL, true, 1);
+			  values, NULL, 1);
 	return SPI_processed > 0 && MemtxGetBool(0, 1);
 }
 
@@ -156,7 +157,7 @@ GateCheckLogged(MemtxTxn *t, bool reversible, GateView *g)
 						"pg_catalog.pg_current_snapshot(), pg_catalog.pg_current_xact_id(), "
 						"pg_catalog.nextval('memtx.clock')",
 						1, types),
-			  values, NULL, false, 1);
+			  values, NULL, 1);
 	g->snapshot = MemtxGet(0, 2, &isnull);
 	g->xid = MemtxGet(0, 3, &isnull);
 	g->pos = MemtxGetInt64(0, 4);
@@ -222,7 +223,7 @@ memtx_gate(PG_FUNCTION_ARGS)
 						"LEFT JOIN memtx.tools tl ON tl.name = $4 "
 						"WHERE x.id = $1",
 						4, types),
-			  values, NULL, true, 1);
+			  values, NULL, 1);
 	tt = SPI_tuptable;
 	n = SPI_processed;
 	t = TxnLoadFromProbe(&call, id, tt, n);
@@ -327,13 +328,13 @@ memtx_act(PG_FUNCTION_ARGS)
 
 	MemtxCallBegin(&call);
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE);
-	MemtxLockNamespace(t->namespace, false);
+	LockNamespace(t->namespace, false);
 
 	if (!PG_ARGISNULL(4))
 	{
 		char	   *key = text_to_cstring(PG_GETARG_TEXT_PP(4));
 
-		MemtxLockKey(MEMTX_LOCK_EFFECT, MemtxHashStrings(t->namespace, key, NULL), true);
+		LockEffectKey(t->namespace, key);
 		values[0] = CStringGetTextDatum(t->namespace);
 		values[1] = PG_GETARG_DATUM(4);
 
@@ -399,7 +400,7 @@ memtx_act(PG_FUNCTION_ARGS)
 							"'private', pg_catalog.pg_current_xact_id(), n.pos, pg_catalog.pg_current_xact_id(), "
 							"n.pos, pg_catalog.pg_current_xact_id(), n.pos, 'committed' FROM n RETURNING id",
 							6, record_types),
-				  values, NULL, false, 0);
+				  values, NULL, 0);
 		action_id = MemtxGetInt64(0, 1);
 		if (ninputs > 0)
 		{
@@ -409,7 +410,7 @@ memtx_act(PG_FUNCTION_ARGS)
 								"INSERT INTO memtx.edges (child, parent) "
 								"SELECT DISTINCT $1, unnest($2)",
 								2, edge_types),
-					  values, NULL, false, 0);
+					  values, NULL, 0);
 		}
 	}
 
@@ -436,7 +437,7 @@ memtx_act(PG_FUNCTION_ARGS)
 						"allowed, reason, blockers, action_id, effect_key, gate_snapshot, gate_xid, gate_pos) "
 						"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
 						14, log_types),
-			  values, vnulls, false, 0);
+			  values, vnulls, 0);
 
 	out[0] = BoolGetDatum(reason == NULL);
 	nulls[1] = reason == NULL;

@@ -109,9 +109,9 @@ memtx_check_invariants(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	MemtxCallBegin(&call);
 	MemtxRequireHarness(&call, "check invariants");
-	for (int q = 0; q < lengthof(InvariantQueries); q++)
+	for (int q = 0; q < (int) lengthof(InvariantQueries); q++)
 	{
-		MemtxExec(MemtxPlan(&plans[q], InvariantQueries[q], 0, NULL), NULL, NULL, true, 0);
+		MemtxExec(MemtxPlan(&plans[q], InvariantQueries[q], 0, NULL), NULL, NULL, 0);
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
 			Datum		out[3];

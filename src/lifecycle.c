@@ -103,7 +103,7 @@ memtx_lifecycle_guard(PG_FUNCTION_ARGS)
 	oldtup = trigdata->tg_trigtuple;
 	newtup = trigdata->tg_newtuple;
 
-	for (int i = 0; i < lengthof(LifecycleImmutable); i++)
+	for (int i = 0; i < (int) lengthof(LifecycleImmutable); i++)
 	{
 		int			att = SPI_fnumber(desc, LifecycleImmutable[i]);
 		Form_pg_attribute a;

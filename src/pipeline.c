@@ -7,20 +7,23 @@
  * belief for the later ones.  Failing records are quarantined with a reason;
  * passing ones become committed (action_safe at the external_action tier).
  *
- * Concurrency.  commit locks the transaction row (so a second commit, or a
- * stage, waits and then sees the outcome), takes the namespace lock shared,
- * then an exclusive advisory lock per slot it touches, in sorted order, so
+ * Concurrency.  commit takes, in the order of locks.c, the transaction row
+ * (a second commit, or a stage, waits and then sees the outcome), the
+ * namespace lock shared, then every slot it touches in one sorted pass, so
  * two commits with overlapping slots serialize without deadlock and the
- * rivals each sees are final.  Lock waits are heavyweight-lock waits.  In
- * READ COMMITTED each query sees what committed before it, so the second of
- * two racing commits adjudicates against the first's result: the outcome is
- * that of a serial order.  Under REPEATABLE READ or SERIALIZABLE a race
- * surfaces as a serialization failure (40001) for the client to retry.
+ * rivals each sees are final.  In READ COMMITTED each query sees what
+ * committed before it, so the second of two racing commits adjudicates
+ * against the first's result: the outcome is that of a serial order.  Under
+ * REPEATABLE READ or SERIALIZABLE a race surfaces as a serialization failure
+ * (40001) for the client to retry.
  *
  * Idempotence.  The outcome is stored on the records (verdict,
  * verdict_reason); a second commit returns it and runs nothing.
  */
-#include "pipeline.h"
+#include "cascade.h"
+#include "conflict.h"
+#include "events.h"
+#include "locks.h"
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -28,30 +31,8 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-static int
-PipelineCompareKeys(const void *a, const void *b)
-{
-	uint32		x = *(const uint32 *) a;
-	uint32		y = *(const uint32 *) b;
-
-	return x < y ? -1 : (x > y ? 1 : 0);
-}
-
-void
-PipelineLockSlots(const char *ns, char **entities, char **attributes, int n)
-{
-	uint32	   *keys = palloc(sizeof(uint32) * (n + 1));
-
-	for (int i = 0; i < n; i++)
-		keys[i] = MemtxHashStrings(ns, entities[i], attributes[i]);
-	qsort(keys, n, sizeof(uint32), PipelineCompareKeys);
-	for (int i = 0; i < n; i++)
-		if (i == 0 || keys[i] != keys[i - 1])
-			MemtxLockKey(MEMTX_LOCK_SLOT, keys[i], true);
-}
-
 /* Take a record to committed (or action_safe) through validated. */
-void
+static void
 PipelinePromote(int64 id, bool action_safe, bool set_verdict)
 {
 	static SPIPlanPtr validate;
@@ -66,7 +47,7 @@ PipelinePromote(int64 id, bool action_safe, bool set_verdict)
 	MemtxExec(MemtxPlan(&validate,
 						"UPDATE memtx.records SET state = 'validated' WHERE id = $1",
 						1, types),
-			  values, NULL, false, 0);
+			  values, NULL, 0);
 	MemtxExec(MemtxPlan(&commit,
 						"UPDATE memtx.records SET state = 'committed', reason = NULL, "
 						"committed_xid = pg_catalog.pg_current_xact_id(), committed_seq = n.pos, "
@@ -77,12 +58,12 @@ PipelinePromote(int64 id, bool action_safe, bool set_verdict)
 						"FROM (SELECT pg_catalog.nextval('memtx.clock') AS pos) n "
 						"WHERE memtx.records.id = $1",
 						3, types),
-			  values, NULL, false, 0);
+			  values, NULL, 0);
 	if (action_safe)
 		MemtxExec(MemtxPlan(&safe,
 							"UPDATE memtx.records SET state = 'action_safe' WHERE id = $1",
 							1, types),
-				  values, NULL, false, 0);
+				  values, NULL, 0);
 }
 
 static void
@@ -101,7 +82,7 @@ PipelineQuarantine(int64 id, const char *reason)
 						"settled_pos = pg_catalog.nextval('memtx.clock') "
 						"WHERE id = $1",
 						2, types),
-			  values, NULL, false, 0);
+			  values, NULL, 0);
 }
 
 /* Run the four checks on one staged record; returns NULL when it passes. */
@@ -150,7 +131,7 @@ PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, int64 *nstaged, int64 *n
 						"WHERE tx_id = $1 AND kind <> 'tool_action' AND verdict IS NOT NULL "
 						"ORDER BY staged_pos",
 						1, types),
-			  values, NULL, true, 0);
+			  values, NULL, 0);
 	*nstaged = (int64) SPI_processed;
 	*npassed = 0;
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -205,7 +186,7 @@ memtx_commit(PG_FUNCTION_ARGS)
 	 * With the transaction row locked (no stage or commit of it can run) and
 	 * the namespace lock held (no cascade can run), the staged set is final.
 	 */
-	MemtxLockNamespace(t->namespace, false);
+	LockNamespace(t->namespace, false);
 	values[0] = Int64GetDatum(t->id);
 	values[1] = TimestampTzGetDatum(MemtxNow());
 	values[2] = BoolGetDatum(memtx_flow_control == MF_READ_SET);
@@ -217,7 +198,7 @@ memtx_commit(PG_FUNCTION_ARGS)
 						"FROM memtx.records r "
 						"WHERE r.tx_id = $1 AND r.state = 'tentative' ORDER BY r.staged_pos",
 						3, types),
-			  values, NULL, true, 0);
+			  values, NULL, 0);
 	tuptable = SPI_tuptable;
 	n = SPI_processed;
 	recs = palloc(sizeof(MemtxRec) * (n + 1));
@@ -242,7 +223,7 @@ memtx_commit(PG_FUNCTION_ARGS)
 			ents[i] = recs[i].entity;
 			atts[i] = recs[i].attribute;
 		}
-		PipelineLockSlots(t->namespace, ents, atts, (int) n);
+		LockSlots(t->namespace, ents, atts, (int) n);
 	}
 
 	for (uint64 i = 0; i < n; i++)
@@ -302,7 +283,7 @@ memtx_resolve(PG_FUNCTION_ARGS)
 						"SELECT r.*, t.tier::text AS memtx_tier FROM memtx.records r "
 						"JOIN memtx.transactions t ON t.id = r.tx_id WHERE r.id = $1",
 						1, types),
-			  values, NULL, true, 1);
+			  values, NULL, 1);
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -311,14 +292,14 @@ memtx_resolve(PG_FUNCTION_ARGS)
 	tier = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
 						SPI_fnumber(SPI_tuptable->tupdesc, "memtx_tier"));
 
-	MemtxLockNamespace(rec.namespace, !accept);
-	PipelineLockSlots(rec.namespace, &rec.entity, &rec.attribute, 1);
+	LockNamespace(rec.namespace, !accept);
+	LockSlots(rec.namespace, &rec.entity, &rec.attribute, 1);
 
 	/* re-read under the locks */
 	MemtxExec(MemtxPlan(&state,
 						"SELECT state::text, reason FROM memtx.records WHERE id = $1 FOR UPDATE",
 						1, types),
-			  values, NULL, false, 1);
+			  values, NULL, 1);
 	reason = MemtxGetText(0, 2);
 	if (MemtxStateFromName(MemtxGetText(0, 1)) != MS_QUARANTINED ||
 		reason == NULL || strcmp(reason, "needs_review") != 0)
@@ -329,7 +310,7 @@ memtx_resolve(PG_FUNCTION_ARGS)
 
 	if (!accept)
 	{
-		CascadeRun(&call, rec.namespace, &id, 1, "revoked", "review rejected", NULL);
+		CascadeRun(rec.namespace, &id, 1, "revoked", "review rejected", NULL);
 		MemtxNotify("resolved", rec.namespace, rec.tx_id, id, "revoked", 0);
 		MemtxCallEnd(&call);
 		PG_RETURN_DATUM(MemtxStateDatum(fcinfo, MS_REVOKED));
@@ -344,7 +325,7 @@ memtx_resolve(PG_FUNCTION_ARGS)
 						"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id "
 						"WHERE a.state NOT IN ('committed', 'action_safe') OR rr.record_id IS NOT NULL LIMIT 1",
 						1, types),
-			  values, NULL, true, 1);
+			  values, NULL, 1);
 	if (SPI_processed > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -367,7 +348,7 @@ memtx_resolve(PG_FUNCTION_ARGS)
 		MemtxExec(MemtxPlan(&reopen,
 							"UPDATE memtx.records SET state = 'tentative' WHERE id = $1",
 							1, types),
-				  values, NULL, false, 0);
+				  values, NULL, 0);
 	}
 	PipelinePromote(id, strcmp(tier, "external_action") == 0, false);
 	result = strcmp(tier, "external_action") == 0 ? MS_ACTION_SAFE : MS_COMMITTED;

@@ -138,7 +138,7 @@ RecFetchByIds(ArrayType *ids, int n, const char *what)
 	MemtxExec(MemtxPlan(&plan,
 						"SELECT r.* FROM memtx.records r WHERE r.id = ANY ($1) ORDER BY r.id",
 						1, types),
-			  values, NULL, true, 0);
+			  values, NULL, 0);
 	found = SPI_processed;
 	for (uint64 j = 0; j < found && j < (uint64) n; j++)
 		RecParse(SPI_tuptable->vals[j], SPI_tuptable->tupdesc, &recs[j]);

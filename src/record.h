@@ -51,7 +51,4 @@ extern Datum RecIdsDatum(Datum *ids, int n);
 extern MemtxRec *RecFetchByIds(ArrayType *ids, int n, const char *what);
 
 /* visibility.c */
-extern bool VisReadable(Oid role, MemtxRec *rec);
-extern bool VisVisible(MemtxTxn *t, MemtxRec *rec);
-
 #endif							/* MEMTX_RECORD_H */

@@ -34,7 +34,7 @@ memtx_register_source(PG_FUNCTION_ARGS)
 						"ON CONFLICT (name) DO UPDATE SET authority = excluded.authority, "
 						"registered_at = pg_catalog.now()",
 						2, types),
-			  values, NULL, false, 0);
+			  values, NULL, 0);
 	MemtxCallEnd(&call);
 	PG_RETURN_VOID();
 }
@@ -67,7 +67,7 @@ memtx_register_tool(PG_FUNCTION_ARGS)
 						"ON CONFLICT (name) DO UPDATE SET reversible = excluded.reversible, "
 						"compensator = excluded.compensator, registered_at = pg_catalog.now()",
 						3, types),
-			  values, nulls, false, 0);
+			  values, nulls, 0);
 	MemtxCallEnd(&call);
 	PG_RETURN_VOID();
 }
@@ -95,7 +95,7 @@ memtx_set_role_tier(PG_FUNCTION_ARGS)
 	values[0] = PG_GETARG_DATUM(0);
 	if (PG_ARGISNULL(1))
 		MemtxExec(MemtxPlan(&remove, "DELETE FROM memtx.role_tiers WHERE role_name = $1", 1, types),
-				  values, NULL, false, 0);
+				  values, NULL, 0);
 	else
 	{
 		values[1] = DirectFunctionCall1(textin, DirectFunctionCall1(enum_out, PG_GETARG_DATUM(1)));
@@ -103,7 +103,7 @@ memtx_set_role_tier(PG_FUNCTION_ARGS)
 							"INSERT INTO memtx.role_tiers (role_name, tier) VALUES ($1, $2::memtx.risk_tier) "
 							"ON CONFLICT (role_name) DO UPDATE SET tier = excluded.tier",
 							2, types),
-				  values, NULL, false, 0);
+				  values, NULL, 0);
 	}
 	MemtxCallEnd(&call);
 	PG_RETURN_VOID();

@@ -13,6 +13,8 @@
  * (exclusive) either sees the new edges or runs before them.
  */
 #include "record.h"
+#include "locks.h"
+#include "visibility.h"
 
 #include "access/detoast.h"
 #include "catalog/pg_type.h"
@@ -170,7 +172,7 @@ memtx_stage(PG_FUNCTION_ARGS)
 
 	MemtxCallBegin(&call);
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
-	MemtxLockNamespace(t->namespace, false);
+	LockNamespace(t->namespace, false);
 
 	has_observed = StageCheckParents(&call, t, parents, nparents, &observed);
 	if (!PG_ARGISNULL(12))
@@ -186,7 +188,7 @@ memtx_stage(PG_FUNCTION_ARGS)
 		MemtxExec(MemtxPlan(&authority_plan,
 							"SELECT authority FROM memtx.sources WHERE name = $1",
 							1, authority_types),
-				  values, NULL, true, 1);
+				  values, NULL, 1);
 		if (SPI_processed > 0)
 			authority = MemtxGetFloat8(0, 1);
 	}
@@ -219,7 +221,7 @@ memtx_stage(PG_FUNCTION_ARGS)
 						"pg_catalog.pg_current_xact_id(), pg_catalog.nextval('memtx.clock')) "
 						"RETURNING id",
 						15, insert_types),
-			  values, nulls, false, 0);
+			  values, nulls, 0);
 	id = MemtxGetInt64(0, 1);
 
 	if (nparents > 0)
@@ -229,7 +231,7 @@ memtx_stage(PG_FUNCTION_ARGS)
 		MemtxExec(MemtxPlan(&edges,
 							"INSERT INTO memtx.edges (child, parent) SELECT $1, unnest($2)",
 							2, edge_types),
-				  values, NULL, false, 0);
+				  values, NULL, 0);
 	}
 	MemtxCallEnd(&call);
 	PG_RETURN_INT64(id);

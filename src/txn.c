@@ -12,14 +12,12 @@
  * visible.
  *
  * Locking.  Every call that writes locks its transaction's row FOR UPDATE
- * first, so two commits of one transaction, or a stage racing a commit of
- * it, serialize; the second sees the first's outcome.  read and gate are
- * probes: they read the row without locking it (a probe racing a commit sees
- * the transaction as it was before), so a polling agent writes nothing until
- * its lease is due for renewal.  Calls that write records
- * then take the namespace lock shared; cascades take it exclusive (see
- * cascade.c), so a cascade never interleaves with a commit in its namespace.
- * Commits take per-slot locks after that, sorted (pipeline.c).
+ * first (level 1 of the lock order in locks.c), so two commits of one
+ * transaction, or a stage racing a commit of it, serialize; the second sees
+ * the first's outcome.  read and gate are probes: they read the row without
+ * locking it (a probe racing a commit sees the transaction as it was
+ * before), so a polling agent writes nothing until its lease is due for
+ * renewal.
  *
  * Lease.  Each call renews lease_expires_at (wall clock, memtx.lease_timeout
  * of the caller; a call within a tenth of the timeout, at most a second, of
@@ -53,12 +51,6 @@ TxnSawCommit(MemtxTxn *t, Datum xid, bool xid_isnull, int64 seq)
 		return false;
 	return MemtxBefore(DatumGetFullTransactionId(xid), seq, t->snapshot,
 					   t->snapshot_xid, t->snapshot_seq);
-}
-
-void
-MemtxLockNamespace(const char *ns, bool exclusive)
-{
-	MemtxLockKey(MEMTX_LOCK_NAMESPACE, MemtxHashStrings(ns, NULL, NULL), exclusive);
 }
 
 void
@@ -116,11 +108,11 @@ TxnFetch(int64 id, bool lock, bool *expired, bool *renew_due)
 	if (lock)
 		MemtxExec(MemtxPlan(&load, "SELECT " TXN_FIELDS " FROM memtx.transactions "
 							"WHERE id = $1 FOR UPDATE", 3, types),
-				  values, NULL, false, 1);
+				  values, NULL, 1);
 	else
 		MemtxExec(MemtxPlan(&load_nolock, "SELECT " TXN_FIELDS " FROM memtx.transactions "
 							"WHERE id = $1", 3, types),
-				  values, NULL, true, 1);
+				  values, NULL, 1);
 	return TxnFromRow(id, SPI_tuptable, SPI_processed, expired, renew_due);
 }
 
@@ -177,7 +169,7 @@ TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_du
 								"pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $2) "
 								"WHERE id = $1",
 								2, types),
-					  values, NULL, false, 0);
+					  values, NULL, 0);
 		}
 	}
 	else if (need == TXN_NEED_OPEN ||
@@ -243,7 +235,7 @@ TxnEnd(MemtxTxn *t, const char *status, const char *why)
 						"end_reason = $3, ended_at = pg_catalog.clock_timestamp(), "
 						"verifier_calls = $4 WHERE id = $1",
 						4, types),
-			  values, nulls, false, 0);
+			  values, nulls, 0);
 	t->status = pstrdup(status);
 }
 
@@ -307,13 +299,13 @@ memtx_begin(PG_FUNCTION_ARGS)
 		MemtxExec(MemtxPlan(&role_tier,
 							"SELECT tier::text FROM memtx.role_tiers WHERE role_name = $1",
 							1, types),
-				  values, NULL, true, 1);
+				  values, NULL, 1);
 		tier = SPI_processed > 0
 			? MemtxLabelIndex(MemtxTierNames, 4, MemtxGetText(0, 1))
 			: memtx_default_tier;
 	}
 	isolation = !PG_ARGISNULL(3)
-		? MemtxLabelIndex(MemtxIsolationNames, 5,
+		? (MemtxIsolation) MemtxLabelIndex(MemtxIsolationNames, 5,
 					   DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(3))))
 		: TierIsolation[tier];
 
@@ -331,7 +323,7 @@ memtx_begin(PG_FUNCTION_ARGS)
 						"pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $5)) "
 						"RETURNING id",
 						5, types),
-			  values, NULL, false, 0);
+			  values, NULL, 0);
 	id = MemtxGetInt64(0, 1);
 	MemtxCallEnd(&call);
 	PG_RETURN_INT64(id);

@@ -58,6 +58,4 @@ extern bool MemtxBefore(FullTransactionId xid, int64 pos, Datum snapshot,
 						FullTransactionId sxid, int64 spos);
 
 /* Namespace lock: shared for writers of records, exclusive for cascades. */
-extern void MemtxLockNamespace(const char *ns, bool exclusive);
-
 #endif							/* MEMTX_TXN_H */

@@ -19,6 +19,7 @@
  * scans the store.
  */
 #include "record.h"
+#include "visibility.h"
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -70,7 +71,7 @@ VisAncestryStable(int64 id, int64 txid, bool causal)
 						"  FROM anc JOIN memtx.records a ON a.id = anc.id"
 						"  LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id",
 						3, types),
-			  values, NULL, true, 1);
+			  values, NULL, 1);
 	if (!DatumGetBool(MemtxGet(0, 1, &isnull)))
 		return false;			/* an ancestor is not active */
 	if (!causal)
@@ -182,7 +183,7 @@ memtx_read(PG_FUNCTION_ARGS)
 		plan = MemtxPlan(&by_namespace,
 						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 ORDER BY r.id",
 						 1, types);
-	MemtxExec(plan, values, NULL, true, 0);
+	MemtxExec(plan, values, NULL, 0);
 
 	/* Keep the candidates: visibility checks run queries of their own. */
 	tuptable = SPI_tuptable;
@@ -207,7 +208,7 @@ memtx_read(PG_FUNCTION_ARGS)
 							"INSERT INTO memtx.read_set (tx_id, record_id) "
 							"SELECT $1, unnest($2) ON CONFLICT DO NOTHING",
 							2, remember_types),
-				  values, NULL, false, 0);
+				  values, NULL, 0);
 	}
 	MemtxCallEnd(&call);
 	return (Datum) 0;

@@ -1,0 +1,34 @@
+/*
+ * conflict.h — check 3 of the commit pipeline (SPEC §4 3a–3d) and the
+ * ancestry facts check 4 needs.
+ */
+#ifndef MEMTX_CONFLICT_H
+#define MEMTX_CONFLICT_H
+
+#include "record.h"
+
+typedef struct ConflictFacts
+{
+	bool		revoked_parent;
+	bool		uncommitted_parent;
+	bool		inactive_parent;
+	bool		laundering;
+	bool		unstable;		/* a transitive ancestor revoked or registered */
+} ConflictFacts;
+
+typedef struct ConflictResult
+{
+	ConflictFacts facts;
+	const char *reason;
+	int			nrivals;		/* rivals found in step d */
+	Datum	   *supersede;		/* ids to supersede when the candidate passes */
+	int			nsupersede;
+} ConflictResult;
+
+extern void ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, ConflictResult *res);
+extern void ConflictSupersede(Datum *ids, int n);
+extern void ConflictFetchRivals(int64 id);
+
+/* pipeline.c */
+
+#endif							/* MEMTX_CONFLICT_H */

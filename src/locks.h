@@ -1,0 +1,20 @@
+/*
+ * locks.h — every lock memtx takes, in the one order of locks.c.
+ */
+#ifndef MEMTX_LOCKS_H
+#define MEMTX_LOCKS_H
+
+#include "memtx.h"
+
+/* 2. The namespace lock: shared by writers, exclusive by cascades. */
+extern void LockNamespace(const char *ns, bool exclusive);
+extern bool LockNamespaceHeld(const char *ns, bool exclusive);
+
+/* 3. The effect-key lock of act, exclusive. */
+extern void LockEffectKey(const char *ns, const char *key);
+
+/* 4. Slot locks, exclusive, one sorted pass per call. */
+extern void LockSlots(const char *ns, char **entities, char **attributes, int n);
+extern bool LockSlotHeld(const char *ns, const char *entity, const char *attribute);
+
+#endif							/* MEMTX_LOCKS_H */

@@ -1,0 +1,13 @@
+/*
+ * visibility.h — what a memtx transaction may see (SPEC §3) and what a role
+ * may read (SPEC §7).
+ */
+#ifndef MEMTX_VISIBILITY_H
+#define MEMTX_VISIBILITY_H
+
+#include "record.h"
+
+extern bool VisReadable(Oid role, MemtxRec *rec);
+extern bool VisVisible(MemtxTxn *t, MemtxRec *rec);
+
+#endif							/* MEMTX_VISIBILITY_H */
