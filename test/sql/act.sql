@@ -1,12 +1,6 @@
 -- memtx.act (SPEC §5): the gate plus declared inputs; allowed calls become
 -- committed tool_action records, every call goes to the action log.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 
 SELECT memtx.register_tool('issue_refund', false);
 SELECT memtx.register_tool('hold_order', true, 'release_order');

@@ -1,11 +1,5 @@
 -- memtx.begin: tier -> isolation, harness-only arguments, role tiers, default tier, namespace.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 
 -- a harness (superuser) may pass the tier; each tier maps to its level
 SELECT memtx.begin('low') AS tx1, memtx.begin('medium') AS tx2,

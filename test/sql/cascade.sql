@@ -1,11 +1,5 @@
 -- Typed cascade repair (SPEC §6): every transitive descendant once, repaired by kind.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 -- records with their state, reason and registry entry
 CREATE FUNCTION pg_temp.show(ids bigint[])
 RETURNS TABLE (id bigint, kind memtx.kind, entity text, state memtx.state, reason text, registered_by bigint)

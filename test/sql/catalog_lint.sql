@@ -2,10 +2,7 @@
 -- object of the extension must keep.  Each query lists the offenders, so
 -- an empty result is the pass and a new object that breaks a rule shows up
 -- here by name.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
+\i test/sql/include/prelude.psql
 CREATE FUNCTION pg_temp.memtx_functions() RETURNS SETOF regprocedure LANGUAGE sql AS $$
     SELECT d.objid::regprocedure FROM pg_depend d
      WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'

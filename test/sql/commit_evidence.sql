@@ -1,11 +1,5 @@
 -- Commit check 1, evidence: confidence >= memtx.confidence_threshold unless authority >= memtx.authority_bypass; both inclusive.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 SELECT memtx.register_source('bypass', 0.9);
 SELECT memtx.register_source('almost', 0.8999);
 SELECT memtx.register_source('weak', 0.1);

@@ -1,11 +1,5 @@
 -- Idempotent commit: a second call returns the stored outcome, runs nothing and meters nothing.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 SELECT memtx.register_source('crm', 0.8);
 SELECT memtx.register_source('chat', 0.5);
 SET memtx.logical_now = '2030-06-01 00:00:00+00';

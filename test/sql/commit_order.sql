@@ -1,11 +1,5 @@
 -- Staging order: records are admitted in staging order; each one committed earlier in the run is active for later ones.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 SELECT memtx.register_source('ledger', 1.0);
 SELECT memtx.register_source('chat', 0.5);
 SELECT memtx.register_source('weak', 0.3);

@@ -1,11 +1,5 @@
 -- Transaction status after commit (committed, partially_committed, aborted) and calls on ended transactions.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 SELECT memtx.begin() AS tx;   -- 1: everything passes
 SELECT memtx.stage(1, 'a', 'x', '1');
 SELECT memtx.stage(1, 'b', 'x', '1');

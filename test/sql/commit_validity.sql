@@ -1,11 +1,5 @@
 -- Commit check 2, validity: valid @> memtx.now(), judged by the logical clock.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 SET memtx.logical_now = '2030-06-01 00:00:00+00';
 SELECT memtx.begin() AS tx;   -- 1
 SELECT memtx.stage(1, 'v1', 'a', '1', valid => '[2030-01-01 00:00+00, 2031-01-01 00:00+00)');   -- 1 inside

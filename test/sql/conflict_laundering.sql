@@ -1,11 +1,5 @@
 -- Commit check 3c, permission_laundering: a child may not widen its parents' audience; the read set counts as parents.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 CREATE ROLE regress_memtx_a;
 CREATE ROLE regress_memtx_b;
 CREATE ROLE regress_memtx_c;

@@ -1,11 +1,5 @@
 -- Commit check 3a/3b, parents: revoked_parent (incl. the revocation registry), uncommitted_parent, inactive_parent.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 SELECT memtx.register_source('ledger', 1.0);
 -- base records: p1 (to be revoked), p2 (belief with a summary view), p3 (to be superseded)
 SELECT memtx.begin() AS tx;   -- 1

@@ -1,11 +1,5 @@
 -- Commit check 3d, write_not_permitted: superseding a rival requires being its owner or among its writers.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 SELECT memtx.register_source('ledger', 1.0);
 SELECT memtx.register_source('chat', 0.5);
 SELECT memtx.register_source('chat2', 0.5);

@@ -1,12 +1,6 @@
 -- effect_key (SPEC §5): an effect is at most once per namespace; a blocked
 -- call does not use its key up.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 CREATE FUNCTION pg_temp.counts(OUT log_rows bigint, OUT tool_actions bigint) LANGUAGE sql AS $$
 SELECT (SELECT count(*) FROM memtx.action_log),
        (SELECT count(*) FROM memtx.records WHERE kind = 'tool_action') $$;

@@ -1,11 +1,5 @@
 -- The action gate (SPEC §5): memtx.gate(tx, tool), every reason, both tiers.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 
 SELECT memtx.register_tool('issue_refund', false);
 SELECT memtx.register_tool('lookup', true, 'noop');

@@ -1,13 +1,7 @@
 -- memtx.check_invariants (SPEC §8): empty on a healthy store, and it finds
 -- corruption of each invariant planted behind the API.  Each plant happens in
 -- its own SQL transaction and is rolled back.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 
 SELECT memtx.register_tool('issue_refund', false);
 SELECT memtx.register_tool('hold_order', true, 'release_order');

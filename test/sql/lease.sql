@@ -1,11 +1,5 @@
 -- Leases: a call on a transaction whose lease ran out fails (25P03); memtx.expire_transactions() aborts it.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 CREATE ROLE regress_memtx_agent;
 SHOW memtx.lease_timeout;
 SELECT memtx.begin() AS tx;   -- 1: default lease (5 min)

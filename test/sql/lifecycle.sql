@@ -1,11 +1,5 @@
 -- The lifecycle transition relation, enforced by a trigger on every UPDATE.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 
 -- a transaction row and one record per (from, to) pair, written directly
 INSERT INTO memtx.transactions (id, agent, tier, isolation, namespace, snapshot, snapshot_xid, snapshot_seq, lease_expires_at)

@@ -1,11 +1,5 @@
 -- memtx.lineage and memtx.lineage_dot (SPEC §9): DAG walks down and up.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 
 SELECT memtx.register_tool('issue_refund', false);
 -- a diamond with a shortcut, a second root, and an unrelated record r7:

@@ -1,11 +1,5 @@
 -- memtx.read isolation levels: the exposure set of each of the five levels.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 -- ids a fresh transaction at the given level sees in the namespace
 CREATE FUNCTION pg_temp.sees(level memtx.isolation) RETURNS bigint[] LANGUAGE sql AS $$
     SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}')

@@ -1,11 +1,5 @@
 -- memtx.read: snapshot, raw_read's staging rule, own writes, namespace, readability, the read set.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 CREATE FUNCTION pg_temp.ids(tx bigint, e text DEFAULT NULL, a text DEFAULT NULL) RETURNS bigint[] LANGUAGE sql AS $$
     SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}') FROM memtx.read(tx, e, a) r $$;
 SELECT memtx.register_source('ledger', 1.0);

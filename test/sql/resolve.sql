@@ -1,11 +1,5 @@
 -- memtx.resolve: settles needs_review records only; accept commits and supersedes, reject revokes with cascade.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 SELECT memtx.register_source('crm', 0.8);
 SELECT memtx.register_source('erp', 0.8);
 SELECT memtx.register_source('ledger', 1.0);

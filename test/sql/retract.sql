@@ -1,12 +1,6 @@
 -- The two entry points of repair (SPEC §6): memtx.abort and memtx.revoke —
 -- aborts reaching into other open transactions, repeats, permissions, input.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 CREATE FUNCTION pg_temp.show(ids bigint[])
 RETURNS TABLE (id bigint, tx_id bigint, kind memtx.kind, state memtx.state, reason text)
 LANGUAGE sql AS $$

@@ -1,12 +1,6 @@
 -- Single truth: no two active records on one slot with overlapping validity
 -- and different values, held by an exclusion constraint.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 
 INSERT INTO memtx.transactions (id, agent, tier, isolation, namespace, snapshot, snapshot_xid, snapshot_seq, lease_expires_at)
 VALUES (1, current_user, 'medium', 'verified_read', 'default', pg_current_snapshot(), pg_current_xact_id(), 0, now() + interval '1 hour');

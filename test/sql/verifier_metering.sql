@@ -1,11 +1,5 @@
 -- Verifier metering: one call per record that reaches slot adjudication with at least one rival.
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS memtx CASCADE;
-CREATE EXTENSION memtx;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+\i test/sql/include/prelude.psql
 SELECT memtx.register_source('crm', 0.8);
 SELECT memtx.register_source('erp', 0.8);
 SELECT memtx.register_source('ledger', 1.0);
