@@ -24,3 +24,90 @@ COMMENT ON SEQUENCE memtx.record_id_seq IS 'ids of memtx.records';
 COMMENT ON SEQUENCE memtx.action_log_id_seq IS 'ids of memtx.action_log';
 COMMENT ON SEQUENCE memtx.rollback_log_id_seq IS 'ids of memtx.rollback_log';
 COMMENT ON SEQUENCE memtx.compensation_id_seq IS 'ids of memtx.compensations';
+
+/*
+ * The protocol's predicates, each defined once.  SQL-standard bodies: their
+ * names are bound when the function is created (no search_path can redirect
+ * them) and the planner inlines them, so a query that uses one plans exactly
+ * as if the expression were written out, indexes and partial-index
+ * predicates included.  C queries, the views and the invariant checker all
+ * use these; the checker stays independent of the repair code, not of the
+ * definitions.  The single-truth exclusion constraint states is_active and
+ * rivals in index form (slot and value digests); test/sql/predicates.sql
+ * checks that the two forms agree.
+ */
+
+-- A record is active when it is committed or action_safe (SPEC §1).
+CREATE FUNCTION memtx.is_active(state memtx.state) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN state = ANY ('{committed,action_safe}'::memtx.state[]);
+COMMENT ON FUNCTION memtx.is_active(memtx.state) IS 'whether a record in this state is active: committed or action_safe';
+
+-- Two records contest each other when they are on the same slot with
+-- overlapping validity and different values (SPEC §1 single truth, §4 3d).
+-- Values are the same when their canonical jsonb text is (memtx.value_digest
+-- is the SHA-256 of that text); the slot key comes first so that a probe
+-- through the single-truth index can use it.
+CREATE FUNCTION memtx.rivals(a_namespace text, a_entity text, a_attribute text, a_valid tstzrange, a_value jsonb,
+                             b_namespace text, b_entity text, b_attribute text, b_valid tstzrange, b_value jsonb)
+    RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN memtx.slot_key(a_namespace, a_entity, a_attribute) = memtx.slot_key(b_namespace, b_entity, b_attribute)
+       AND a_namespace = b_namespace AND a_entity = b_entity AND a_attribute = b_attribute
+       AND a_valid && b_valid
+       AND a_value::text <> b_value::text;
+COMMENT ON FUNCTION memtx.rivals(text, text, text, tstzrange, jsonb, text, text, text, tstzrange, jsonb) IS 'whether two records contest one slot: same slot, overlapping validity, different values';
+
+-- The transitive ancestors of a record over derived_from edges, without the
+-- record itself; each once, however many paths lead to it.
+CREATE FUNCTION memtx.ancestors(record bigint) RETURNS SETOF bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    WITH RECURSIVE anc(id) AS (
+        SELECT e.parent FROM memtx.edges e WHERE e.child = ancestors.record
+        UNION
+        SELECT e.parent FROM memtx.edges e JOIN anc ON e.child = anc.id)
+    SELECT anc.id FROM anc;
+END;
+COMMENT ON FUNCTION memtx.ancestors(bigint) IS 'the transitive ancestors of a record (derived_from, without the record itself), each once';
+
+-- The transitive descendants of a record, without the record itself.
+CREATE FUNCTION memtx.descendants(record bigint) RETURNS SETOF bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    WITH RECURSIVE d(id) AS (
+        SELECT e.child FROM memtx.edges e WHERE e.parent = descendants.record
+        UNION
+        SELECT e.child FROM memtx.edges e JOIN d ON e.parent = d.id)
+    SELECT d.id FROM d;
+END;
+COMMENT ON FUNCTION memtx.descendants(bigint) IS 'the transitive descendants of a record (without the record itself), each once';
+
+-- The review queue with the one rival predicate.
+CREATE OR REPLACE VIEW memtx.review_queue AS
+    SELECT c.id AS record_id, c.tx_id, c.namespace, c.entity, c.attribute, c.value,
+           ARRAY(SELECT r.id FROM memtx.records r
+                  WHERE memtx.is_active(r.state)
+                    AND memtx.rivals(c.namespace, c.entity, c.attribute, c.valid, c.value,
+                                     r.namespace, r.entity, r.attribute, r.valid, r.value)
+                  ORDER BY r.id) AS rival_ids
+      FROM memtx.records c
+     WHERE c.state = 'quarantined' AND c.reason = 'needs_review';
+
+-- stats counts commits with the one definition of active.
+CREATE OR REPLACE VIEW memtx.stats AS
+    SELECT (SELECT count(*) FROM memtx.transactions) AS transactions,
+           (SELECT count(*) FROM memtx.transactions WHERE status = 'open') AS open_transactions,
+           (SELECT count(*) FROM memtx.records
+             WHERE memtx.is_active(verdict) AND kind <> 'tool_action') AS commits,
+           (SELECT count(*) FROM memtx.records WHERE verdict = 'quarantined') AS quarantines,
+           (SELECT coalesce(jsonb_object_agg(q.reason, q.n), '{}')
+              FROM (SELECT verdict_reason AS reason, count(*) AS n FROM memtx.records
+                     WHERE verdict = 'quarantined' GROUP BY verdict_reason) q) AS quarantines_by_reason,
+           (SELECT coalesce(sum(verifier_calls), 0)::bigint FROM memtx.transactions) AS verifier_calls,
+           (SELECT count(*) FROM memtx.action_log WHERE allowed) AS actions_allowed,
+           (SELECT count(*) FROM memtx.action_log WHERE NOT allowed) AS gate_blocks,
+           (SELECT count(DISTINCT root_id) FROM memtx.rollback_log) AS cascades,
+           (SELECT count(*) FROM memtx.rollback_log WHERE action = 'leaked') AS leaks,
+           (SELECT count(*) FROM memtx.compensations) AS compensations,
+           (SELECT count(*) FROM memtx.records WHERE state = 'tentative') AS in_flight;

@@ -185,13 +185,9 @@ CascadeRun(const char *ns, int64 *roots, int nroots,
 
 		values[0] = Int64GetDatum(root);
 		MemtxExec(MemtxPlan(&walk,
-							"WITH RECURSIVE d(id) AS ("
-							"  SELECT child FROM memtx.edges WHERE parent = $1"
-							"  UNION"
-							"  SELECT e.child FROM memtx.edges e JOIN d ON e.parent = d.id)"
 							"SELECT r.id, r.kind::text, r.state::text, rr.record_id IS NOT NULL, "
 							"       coalesce(t.reversible, false) "
-							"FROM d JOIN memtx.records r ON r.id = d.id "
+							"FROM memtx.descendants($1) d(id) JOIN memtx.records r ON r.id = d.id "
 							"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = r.id "
 							"LEFT JOIN memtx.tools t ON r.kind = 'tool_action' "
 							"      AND t.name = pg_catalog.substr(r.entity, 6) "

@@ -33,7 +33,12 @@
 #include "utils/rel.h"
 
 /* Catalog versions this library runs over, oldest first. */
-static const char *const CatalogVersions[] = {"0.1.0", "0.2.0"};
+/*
+ * 0.2.0's queries use the protocol predicates (memtx.is_active, rivals,
+ * ancestors, descendants) that the 0.1.0 -> 0.2.0 step creates, so a 0.1.0
+ * catalog is refused until it is updated.
+ */
+static const char *const CatalogVersions[] = {"0.2.0"};
 
 const char *const MemtxStateNames[] = {
 	"raw", "tentative", "validated", "committed", "action_safe",
@@ -131,9 +136,12 @@ CatalogCheckVersion(void)
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("memtx library %s cannot run over catalog version %s",
 					MEMTX_LIBRARY_VERSION, version),
-			 errdetail("This library runs over catalog versions %s to %s.",
-					   CatalogVersions[0],
-					   CatalogVersions[lengthof(CatalogVersions) - 1]),
+			 lengthof(CatalogVersions) == 1
+			 ? errdetail("This library runs over catalog version %s only.",
+						 CatalogVersions[0])
+			 : errdetail("This library runs over catalog versions %s to %s.",
+						 CatalogVersions[0],
+						 CatalogVersions[lengthof(CatalogVersions) - 1]),
 			 errhint("Run ALTER EXTENSION memtx UPDATE, or install the memtx library that matches the catalog.")));
 }
 

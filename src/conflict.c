@@ -66,16 +66,12 @@ ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 						"                  UNION"
 						"                  SELECT s.record_id FROM memtx.read_set s"
 						"                   WHERE $3 AND s.tx_id = $2 AND s.record_id <> $1)"
-						"     AND p.scope <> 'public'),"
-						" anc(id) AS ("
-						"  SELECT e.parent FROM memtx.edges e WHERE e.child = $1"
-						"  UNION"
-						"  SELECT e.parent FROM memtx.edges e JOIN anc ON e.child = anc.id) "
+						"     AND p.scope <> 'public') "
 						"SELECT coalesce((SELECT bool_or(state = 'revoked' OR registered) FROM par), false),"
 						"       coalesce((SELECT bool_or(state IN ('tentative', 'raw', 'validated')) FROM par), false),"
 						"       coalesce((SELECT bool_or(state IN ('quarantined', 'superseded')) FROM par), false),"
 						"       coalesce((SELECT bool_or(f.scope < $4::memtx.scope OR NOT ($5 <@ f.readers)) FROM flow f), false),"
-						"       EXISTS (SELECT 1 FROM anc JOIN memtx.records a ON a.id = anc.id"
+						"       EXISTS (SELECT 1 FROM memtx.ancestors($1) anc(id) JOIN memtx.records a ON a.id = anc.id"
 						"               LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id"
 						"               WHERE a.state = 'revoked' OR rr.record_id IS NOT NULL)",
 						5, types),
@@ -120,15 +116,11 @@ ConflictFetchRivals(int64 id)
 						"SELECT r.id, r.tx_id, r.authority, r.source, r.owner, r.writers, "
 						"       r.observed_at, r.committed_xid, r.committed_seq "
 						"FROM memtx.records c JOIN memtx.records r "
-						"  ON memtx.slot_key(r.namespace, r.entity, r.attribute) "
-						"     = memtx.slot_key(c.namespace, c.entity, c.attribute) "
+						"  ON memtx.is_active(r.state) "
+						" AND memtx.rivals(c.namespace, c.entity, c.attribute, c.valid, c.value, "
+						"                  r.namespace, r.entity, r.attribute, r.valid, r.value) "
 						" AND memtx.slot_digest(r.namespace, r.entity, r.attribute) "
 						"     = memtx.slot_digest(c.namespace, c.entity, c.attribute) "
-						" AND r.valid && c.valid "
-						" AND r.state IN ('committed', 'action_safe') "
-						" AND r.namespace = c.namespace AND r.entity = c.entity "
-						" AND r.attribute = c.attribute "
-						" AND r.value::text <> c.value::text "
 						"WHERE c.id = $1 ORDER BY r.id",
 						1, types),
 			  values, NULL, 0);
@@ -230,7 +222,7 @@ ConflictSupersede(Datum *ids, int n)
 	values[0] = RecIdsDatum(ids, n);
 	MemtxExec(MemtxPlan(&plan,
 						"UPDATE memtx.records SET state = 'superseded' "
-						"WHERE id = ANY ($1) AND state IN ('committed', 'action_safe')",
+						"WHERE id = ANY ($1) AND memtx.is_active(state)",
 						1, types),
 			  values, NULL, 0);
 }

@@ -42,16 +42,13 @@ static const char *const InvariantQueries[] = {
 	"FROM memtx.action_log a "
 	"WHERE a.allowed AND NOT a.reversible AND pg_catalog.cardinality(a.blockers) > 0",
 	/* I2: descendants of retraction roots left active or tentative */
-	"WITH RECURSIVE roots(id, pos) AS ("
+	"WITH roots(id, pos) AS ("
 	"  SELECT root_id, min(pos) FROM memtx.rollback_log WHERE record_id = root_id GROUP BY root_id),"
-	" d(root, id) AS ("
-	"  SELECT r.id, e.child FROM roots r JOIN memtx.edges e ON e.parent = r.id"
-	"  UNION"
-	"  SELECT d.root, e.child FROM d JOIN memtx.edges e ON e.parent = d.id) "
+	" d(root, id) AS (SELECT r.id, x FROM roots r, memtx.descendants(r.id) x) "
 	"SELECT DISTINCT ON (x.id) 'I2', x.id, pg_catalog.format("
 	"  'record %s (%s) descends from retracted record %s but is %s', x.id, x.kind, d.root, x.state) "
 	"FROM d JOIN memtx.records x ON x.id = d.id JOIN roots ON roots.id = d.root "
-	"WHERE x.state IN ('committed', 'action_safe') "
+	"WHERE memtx.is_active(x.state) "
 	"   OR (x.state = 'tentative' AND x.staged_pos < roots.pos) "
 	"ORDER BY x.id, d.root",
 	/* I2: views quarantined by a cascade but missing from the registry */
@@ -62,12 +59,9 @@ static const char *const InvariantQueries[] = {
 	"  AND x.kind IN ('summary', 'profile', 'index_entry', 'shared_copy') "
 	"  AND NOT EXISTS (SELECT 1 FROM memtx.revocation_registry rr WHERE rr.record_id = x.id)",
 	/* I2: tool actions below a retraction without a compensated or leaked entry */
-	"WITH RECURSIVE roots(id) AS ("
+	"WITH roots(id) AS ("
 	"  SELECT DISTINCT root_id FROM memtx.rollback_log WHERE record_id = root_id),"
-	" d(id) AS ("
-	"  SELECT e.child FROM roots r JOIN memtx.edges e ON e.parent = r.id"
-	"  UNION"
-	"  SELECT e.child FROM d JOIN memtx.edges e ON e.parent = d.id) "
+	" d(id) AS (SELECT DISTINCT x FROM roots r, memtx.descendants(r.id) x) "
 	"SELECT 'I2', x.id, pg_catalog.format("
 	"  'tool action %s (%s) descends from a retracted record but has no compensated or leaked entry', "
 	"  x.id, x.entity) "
@@ -77,25 +71,23 @@ static const char *const InvariantQueries[] = {
 	"   WHERE l.record_id = x.id "
 	"     AND (l.action IN ('compensated', 'leaked') OR l.root_id = x.id))",
 	/* G3: active records with a revoked or registered ancestor */
-	"WITH RECURSIVE bad(id) AS ("
+	"WITH bad(id) AS ("
 	"  SELECT id FROM memtx.records WHERE state = 'revoked'"
 	"  UNION SELECT record_id FROM memtx.revocation_registry),"
-	" d(id) AS ("
-	"  SELECT e.child FROM bad b JOIN memtx.edges e ON e.parent = b.id"
-	"  UNION"
-	"  SELECT e.child FROM d JOIN memtx.edges e ON e.parent = d.id) "
+	" d(id) AS (SELECT DISTINCT x FROM bad b, memtx.descendants(b.id) x) "
 	"SELECT 'G3', x.id, pg_catalog.format("
 	"  'record %s is %s but has a revoked or registry-listed ancestor', x.id, x.state) "
 	"FROM d JOIN memtx.records x ON x.id = d.id "
-	"WHERE x.state IN ('committed', 'action_safe')",
+	"WHERE memtx.is_active(x.state)",
 	/* single truth */
 	"SELECT 'single_truth', a.id, pg_catalog.format("
 	"  'records %s and %s are both active on %s/%s.%s with overlapping validity and different values', "
 	"  a.id, b.id, a.namespace, a.entity, a.attribute) "
 	"FROM memtx.records a JOIN memtx.records b "
-	"  ON b.namespace = a.namespace AND b.entity = a.entity AND b.attribute = a.attribute "
-	" AND b.id > a.id AND b.valid && a.valid AND b.value::text <> a.value::text "
-	"WHERE a.state IN ('committed', 'action_safe') AND b.state IN ('committed', 'action_safe')",
+	"  ON b.id > a.id "
+	" AND memtx.rivals(a.namespace, a.entity, a.attribute, a.valid, a.value, "
+	"                  b.namespace, b.entity, b.attribute, b.valid, b.value) "
+	"WHERE memtx.is_active(a.state) AND memtx.is_active(b.state)",
 };
 
 PG_FUNCTION_INFO_V1(memtx_check_invariants);

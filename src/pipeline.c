@@ -126,7 +126,7 @@ PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, int64 *nstaged, int64 *n
 
 	values[0] = Int64GetDatum(t->id);
 	MemtxExec(MemtxPlan(&plan,
-						"SELECT id, verdict, verdict_reason, verdict IN ('committed', 'action_safe') "
+						"SELECT id, verdict, verdict_reason, memtx.is_active(verdict) "
 						"FROM memtx.records "
 						"WHERE tx_id = $1 AND kind <> 'tool_action' AND verdict IS NOT NULL "
 						"ORDER BY staged_pos",
@@ -317,13 +317,9 @@ memtx_resolve(PG_FUNCTION_ARGS)
 	}
 
 	MemtxExec(MemtxPlan(&ancestors,
-						"WITH RECURSIVE anc(id) AS ("
-						"  SELECT parent FROM memtx.edges WHERE child = $1"
-						"  UNION"
-						"  SELECT e.parent FROM memtx.edges e JOIN anc ON e.child = anc.id)"
-						"SELECT 1 FROM anc JOIN memtx.records a ON a.id = anc.id "
+						"SELECT 1 FROM memtx.ancestors($1) anc(id) JOIN memtx.records a ON a.id = anc.id "
 						"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id "
-						"WHERE a.state NOT IN ('committed', 'action_safe') OR rr.record_id IS NOT NULL LIMIT 1",
+						"WHERE NOT memtx.is_active(a.state) OR rr.record_id IS NOT NULL LIMIT 1",
 						1, types),
 			  values, NULL, 1);
 	if (SPI_processed > 0)

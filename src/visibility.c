@@ -56,18 +56,17 @@ VisAncestryStable(int64 id, int64 txid, bool causal)
 	values[1] = Int64GetDatum(txid);
 	values[2] = BoolGetDatum(causal);
 	MemtxExec(MemtxPlan(&plan,
-						"WITH RECURSIVE anc(id) AS ("
-						"  SELECT $1::bigint"
-						"  UNION"
-						"  SELECT e.parent FROM memtx.edges e JOIN anc ON e.child = anc.id)"
-						"SELECT coalesce(bool_and(a.state IN ('committed', 'action_safe')) FILTER (WHERE a.id <> $1), true),"
+						"WITH anc(id) AS ("
+						"  SELECT $1::bigint UNION SELECT a FROM memtx.ancestors($1) a)"
+						"SELECT coalesce(bool_and(memtx.is_active(a.state)) FILTER (WHERE a.id <> $1), true),"
 						"       coalesce(bool_or(rr.record_id IS NOT NULL) FILTER (WHERE a.id <> $1), false),"
 						"       coalesce(bool_or($3 AND EXISTS ("
 						"         SELECT 1 FROM memtx.records x"
 						"          WHERE x.namespace = a.namespace AND x.entity = a.entity"
 						"            AND x.attribute = a.attribute AND x.state = 'tentative'"
-						"            AND x.tx_id <> $2 AND (x.valid && a.valid) IS TRUE"
-						"            AND x.value::text <> a.value::text)), false)"
+						"            AND x.tx_id <> $2"
+						"            AND memtx.rivals(a.namespace, a.entity, a.attribute, a.valid, a.value,"
+						"                             x.namespace, x.entity, x.attribute, x.valid, x.value))), false)"
 						"  FROM anc JOIN memtx.records a ON a.id = anc.id"
 						"  LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id",
 						3, types),

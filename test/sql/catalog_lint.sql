@@ -9,13 +9,17 @@ CREATE FUNCTION pg_temp.memtx_functions() RETURNS SETOF regprocedure LANGUAGE sq
        AND d.refclassid = 'pg_extension'::regclass
        AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'memtx') $$;
 
--- every function pins search_path, except the C functions that run no SQL
--- at all (pure computations, used in index expressions and RLS policies,
--- where a SET clause would cost a function-manager hop per row).  The list
--- is exact: a function that leaves it, or joins it, shows up below.
+-- every function pins search_path, except
+--  * SQL functions with a SQL-standard body (the protocol predicates): their
+--    names are bound at CREATE time, and a SET clause would stop the planner
+--    from inlining them;
+--  * the C functions that run no SQL at all (pure computations, used in
+--    index expressions and RLS policies, where a SET clause would cost a
+--    function-manager hop per row).  The list is exact: a function that
+--    leaves it, or joins it, shows up below.
 SELECT p.oid::regprocedure AS unpinned
   FROM pg_proc p
- WHERE p.oid IN (SELECT pg_temp.memtx_functions())
+ WHERE p.oid IN (SELECT pg_temp.memtx_functions()) AND p.prosqlbody IS NULL
    AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%')
 EXCEPT
 SELECT f::regprocedure FROM unnest(ARRAY[
@@ -24,10 +28,10 @@ SELECT f::regprocedure FROM unnest(ARRAY[
     'memtx.happened_before(xid8,bigint,pg_snapshot,xid8,bigint)', 'memtx.can_read(text,text[],memtx.scope)'
 ]::regprocedure[]) f
 ORDER BY 1;
--- and those query-free functions are all C
+-- and the query-free functions are all C
 SELECT p.oid::regprocedure AS unpinned_not_c
   FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
- WHERE p.oid IN (SELECT pg_temp.memtx_functions()) AND l.lanname <> 'c'
+ WHERE p.oid IN (SELECT pg_temp.memtx_functions()) AND l.lanname <> 'c' AND p.prosqlbody IS NULL
    AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%');
 -- pinned means pg_catalog first and pg_temp last, nothing the caller controls
 SELECT p.oid::regprocedure AS bad_search_path, c

@@ -1,0 +1,51 @@
+-- The protocol predicates (memtx.is_active, rivals, ancestors, descendants)
+-- are defined once; the single-truth exclusion constraint states two of them
+-- in index form.  These checks hold the two forms together.
+\i test/sql/include/prelude.psql
+
+-- is_active agrees with the constraint's WHERE clause for every state
+CREATE FUNCTION pg_temp.constraint_active(s memtx.state) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE pred text; r boolean;
+BEGIN
+    SELECT pg_get_expr(i.indpred, i.indrelid) INTO pred
+      FROM pg_index i WHERE i.indexrelid = 'memtx.records_single_truth'::regclass;
+    EXECUTE format('SELECT %s FROM (SELECT %L::memtx.state AS state) x', pred, s) INTO r;
+    RETURN r;
+END $$;
+SELECT s AS state, memtx.is_active(s) AS is_active, pg_temp.constraint_active(s) = memtx.is_active(s) AS agrees
+  FROM unnest(enum_range(NULL::memtx.state)) s;
+
+-- rivals agrees with the constraint's value and slot digests
+WITH v(a, b) AS (VALUES ('1'::jsonb, '1'::jsonb), ('1', '1.0'), ('{"a": 1, "b": 2}', '{"b": 2, "a": 1}'),
+                        ('"x"', '"y"'), ('[1, 2]', '[2, 1]'), ('null', 'null'), ('{"a": [1]}', '{"a": [1.00]}'))
+SELECT a, b, memtx.rivals('ns', 'e', 'x', '(,)', a, 'ns', 'e', 'x', '(,)', b) AS rivals,
+       memtx.rivals('ns', 'e', 'x', '(,)', a, 'ns', 'e', 'x', '(,)', b)
+         = (memtx.value_digest(a) <> memtx.value_digest(b)) AS agrees_with_digest
+  FROM v;
+-- other slot, or disjoint validity: never rivals
+SELECT memtx.rivals('ns', 'e', 'x', '(,)', '1', 'ns', 'e', 'y', '(,)', '2') AS other_attribute,
+       memtx.rivals('ns', 'e', 'x', '(,)', '1', 'other', 'e', 'x', '(,)', '2') AS other_namespace,
+       memtx.rivals('ns', 'e', 'x', '[2026-01-01,2026-02-01)', '1',
+                    'ns', 'e', 'x', '[2026-02-01,2026-03-01)', '2') AS disjoint_validity,
+       memtx.rivals('ns', 'e', 'x', '[2026-01-01,2026-02-02)', '1',
+                    'ns', 'e', 'x', '[2026-02-01,2026-03-01)', '2') AS overlapping_validity;
+
+-- ancestors and descendants: transitive, each once (a diamond's base once), without the record
+SELECT memtx.begin() AS tx \gset
+SELECT memtx.stage(:tx, 'a', 'x', '1') AS a \gset
+SELECT memtx.stage(:tx, 'b', 'x', '1', derived_from => ARRAY[:a]) AS b \gset
+SELECT memtx.stage(:tx, 'c', 'x', '1', derived_from => ARRAY[:a]) AS c \gset
+SELECT memtx.stage(:tx, 'd', 'x', '1', derived_from => ARRAY[:b, :c]) AS d \gset
+SELECT array_agg(x ORDER BY x) AS ancestors_of_d FROM memtx.ancestors(:d) x;
+SELECT array_agg(x ORDER BY x) AS descendants_of_a FROM memtx.descendants(:a) x;
+SELECT count(*) AS ancestors_of_a FROM memtx.ancestors(:a);
+SELECT count(*) AS descendants_of_d FROM memtx.descendants(:d);
+-- they inline: the planner sees the recursive query, not a function call
+CREATE FUNCTION pg_temp.plan(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE l text; r text := '';
+BEGIN
+    FOR l IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP r := r || l || E'\n'; END LOOP;
+    RETURN r;
+END $$;
+SELECT pg_temp.plan(q) LIKE '%Recursive Union%' AS recursive, pg_temp.plan(q) NOT LIKE '%Function Scan%' AS inlined
+  FROM (VALUES ('SELECT x FROM memtx.ancestors(1) x'), ('SELECT x FROM memtx.descendants(1) x')) v(q);

@@ -1,0 +1,123 @@
+# Releases keep the data: a store written by the memtx 0.1.0 library
+# through the API survives the move to the current library and
+# ALTER EXTENSION memtx UPDATE row for row, and keeps working.
+#
+# test/run-tap builds the 0.1.0 library from the base commit into
+# $MEMTX_OLD_DESTDIR (make install DESTDIR=...); the cluster first loads it
+# from there through Debian's extension_destdir, then restarts on the
+# installed library.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $old = $ENV{MEMTX_OLD_DESTDIR};
+plan skip_all => 'MEMTX_OLD_DESTDIR (the 0.1.0 build) is not set'
+  unless $old && -d $old;
+
+my $libdir = `pg_config --pkglibdir`;
+chomp $libdir;
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade');
+$node->init;
+# phase 1: only the 0.1.0 library (nothing preloaded, so the current one
+# never enters a backend)
+$node->append_conf('postgresql.conf', <<"CONF");
+shared_preload_libraries = ''
+extension_destdir = '$old'
+CONF
+$node->start;
+
+is($node->safe_psql('postgres',
+		"SELECT default_version FROM pg_available_extensions WHERE name = 'memtx'"),
+	'0.1.0', 'phase 1 sees the 0.1.0 release');
+$node->safe_psql('postgres', 'CREATE EXTENSION memtx CASCADE');
+$node->safe_psql('postgres', slurp_file('test/t/upgrade_populate.sql'));
+like($node->safe_psql('postgres',
+		"SELECT probin FROM pg_proc WHERE proname = 'begin' AND pronamespace = 'memtx'::regnamespace"),
+	qr/memtx/, 'the API functions are bound to the memtx module');
+
+my $tables = q{
+	SELECT c.oid::regclass FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	 WHERE n.nspname = 'memtx' AND c.relkind = 'r'};
+my $fingerprint = qq{
+	CREATE OR REPLACE FUNCTION pg_temp.fp(t regclass) RETURNS text LANGUAGE plpgsql AS \$\$
+	DECLARE r text;
+	BEGIN
+		EXECUTE format('SELECT count(*) || '':'' || coalesce(md5(string_agg(x::text, ''|'' ORDER BY x::text)), '''') FROM %s x', t) INTO r;
+		RETURN r;
+	END \$\$;
+	SELECT string_agg(t::text || '=' || pg_temp.fp(t), ' ' ORDER BY t::text) FROM ($tables) s(t);};
+my $sequences = q{SELECT string_agg(sequencename || '=' || last_value, ' ' ORDER BY sequencename)
+	FROM pg_sequences WHERE schemaname = 'memtx'};
+my $states = q{SELECT string_agg(state || ':' || n, ' ' ORDER BY state) FROM
+	(SELECT state, count(*) n FROM memtx.records GROUP BY state) s};
+my $kinds = q{SELECT string_agg(kind || ':' || n, ' ' ORDER BY kind) FROM
+	(SELECT kind, count(*) n FROM memtx.records GROUP BY kind) s};
+
+my $views = q{SELECT (SELECT coalesce(string_agg(record_id || ':' || rival_ids::text, ' ' ORDER BY record_id), '')
+	FROM memtx.review_queue) || ' / ' || (SELECT row_to_json(s)::text FROM memtx.stats s)};
+my $before = $node->safe_psql('postgres', $fingerprint);
+my $views_before = $node->safe_psql('postgres', $views);
+like($views_before, qr/^\d+:\{\d+\} /, 'a record awaits review, with its rival');
+my $seq_before = $node->safe_psql('postgres', $sequences);
+is($node->safe_psql('postgres', $states),
+	'tentative:1 committed:2 action_safe:1 quarantined:4 superseded:1 revoked:5',
+	'the 0.1.0 store holds every state at rest');
+is($node->safe_psql('postgres', $kinds),
+	'belief:8 summary:1 profile:1 index_entry:1 shared_copy:1 tool_action:2',
+	'and every kind');
+unlike($before, qr/=0:/, 'every table of the store has rows');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM memtx.check_invariants()'),
+	'0', 'the 0.1.0 store keeps its invariants');
+
+# phase 2: the installed (current) library, preloaded as in production
+$node->append_conf('postgresql.conf', <<"CONF");
+shared_preload_libraries = 'memtx'
+extension_destdir = ''
+CONF
+$node->restart;
+
+my ($rc, $out, $err) = $node->psql('postgres', 'SELECT memtx.begin()');
+isnt($rc, 0, 'before the update the current library refuses the 0.1.0 catalog');
+like($err, qr/cannot run over catalog version 0\.1\.0/, 'with the message that says so');
+like($err, qr/ALTER EXTENSION memtx UPDATE/, 'and the hint to update');
+
+$node->safe_psql('postgres', 'ALTER EXTENSION memtx UPDATE');
+my $version = $node->safe_psql('postgres',
+	"SELECT default_version FROM pg_available_extensions WHERE name = 'memtx'");
+is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'memtx'"),
+	$version, "updated to $version");
+
+is($node->safe_psql('postgres', $fingerprint), $before, 'every row of every table is unchanged');
+is($node->safe_psql('postgres', $sequences), $seq_before, 'every sequence is where it was');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM memtx.check_invariants()'),
+	'0', 'check_invariants() is empty after the update');
+is($node->safe_psql('postgres', $views), $views_before,
+	'the redefined review_queue and stats views show what the 0.1.0 ones showed');
+
+# the store keeps working: the open transaction commits, a new one commits,
+# the gate answers, a revoke cascades
+is($node->safe_psql('postgres',
+		"SELECT string_agg(state::text, ',') FROM memtx.commit((SELECT id FROM memtx.transactions WHERE status = 'open'))"),
+	'committed', 'the transaction left open at 0.1.0 commits');
+is($node->safe_psql('postgres', q{
+	SELECT memtx.stage(memtx.begin(), 'order:6', 'eligible', 'true') >
+	       (SELECT max(id) FROM memtx.records WHERE id < (SELECT max(id) FROM memtx.records))}),
+	't', 'new records continue the id sequence');
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(state::text, ',') FROM memtx.commit((SELECT max(id) FROM memtx.transactions))}),
+	'committed', 'and commit');
+is($node->safe_psql('postgres', q{
+	SELECT allowed FROM memtx.gate((SELECT max(id) FROM memtx.transactions), 'send_email')}),
+	't', 'the gate answers');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) > 0 FROM memtx.revoke((SELECT max(id) FROM memtx.records), 'upgrade test')}),
+	't', 'a revoke writes its rollback log');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM memtx.check_invariants()'),
+	'0', 'and the invariants still hold');
+
+$node->stop;
+done_testing();
