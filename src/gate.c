@@ -287,7 +287,7 @@ memtx_act(PG_FUNCTION_ARGS)
 	static SPIPlanPtr record;
 	static SPIPlanPtr edges;
 	static SPIPlanPtr log;
-	static const Oid prior_types[] = {TEXTOID, TEXTOID};
+	static const Oid prior_types[] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID};
 	static const Oid record_types[] = {INT8OID, TEXTOID, TEXTOID, JSONBOID, FLOAT8OID, TEXTOID};
 	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID};
 	static const Oid log_types[] = {
@@ -337,6 +337,9 @@ memtx_act(PG_FUNCTION_ARGS)
 		LockEffectKey(t->namespace, key);
 		values[0] = CStringGetTextDatum(t->namespace);
 		values[1] = PG_GETARG_DATUM(4);
+		values[2] = CStringGetTextDatum(tool);
+		values[3] = CStringGetTextDatum(t->agent);
+		values[4] = PG_GETARG_DATUM(2);
 
 		/*
 		 * Look with the latest snapshot, not the transaction's: under
@@ -346,12 +349,21 @@ memtx_act(PG_FUNCTION_ARGS)
 		 */
 		CommandCounterIncrement();
 		if (SPI_execute_snapshot(MemtxPlan(&prior,
-										   "SELECT reason, action_id, blockers FROM memtx.action_log "
-										   "WHERE namespace = $1 AND effect_key = $2 AND allowed",
-										   2, prior_types),
+										   "SELECT a.reason, a.action_id, a.blockers, "
+										   "       a.tool = $3 AND x.agent = $4 AND a.args::text = $5::text "
+										   "FROM memtx.action_log a JOIN memtx.transactions x ON x.id = a.tx_id "
+										   "WHERE a.namespace = $1 AND a.effect_key = $2 AND a.allowed",
+										   5, prior_types),
 								 values, NULL, GetLatestSnapshot(), InvalidSnapshot,
 								 true, false, 1) < 0)
 			elog(ERROR, "SPI_execute_snapshot failed");
+		if (SPI_processed > 0 && !MemtxGetBool(0, 4))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNIQUE_VIOLATION),
+					 errmsg("effect key \"%s\" is already used by another call", key),
+					 errdetail("A key binds the tool, the agent and the arguments of the call that used it up; "
+							   "this call differs in at least one of them."),
+					 errhint("Use a new effect key for a different effect.")));
 		if (SPI_processed > 0)
 		{
 			bool		isnull;

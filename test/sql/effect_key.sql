@@ -18,9 +18,27 @@ SELECT * FROM pg_temp.counts();
 -- a retry returns the same decision and records nothing new
 SELECT * FROM memtx.act(:tx1, 'issue_refund', '{"order": 841}', ARRAY[:r1], effect_key => 'refund-841');
 SELECT * FROM pg_temp.counts();
--- from another transaction of the same namespace, with other arguments: still the first decision
+-- from another transaction of the same agent, with the same tool and arguments
+-- (canonical jsonb text: spacing does not matter): still the first decision
 SELECT memtx.begin('medium') AS tx2 \gset
-SELECT * FROM memtx.act(:tx2, 'issue_refund', '{"order": 841, "retry": true}', effect_key => 'refund-841');
+SELECT * FROM memtx.act(:tx2, 'issue_refund', '{ "order" :841 }', effect_key => 'refund-841');
+SELECT * FROM pg_temp.counts();
+-- a key binds tool, agent and canonical arguments (SPEC §16): another of
+-- them is an error (23505) that records nothing
+SELECT pg_temp.try(format('SELECT memtx.act(%s, %L, %L, effect_key => %L)',
+                          :tx2, 'issue_refund', '{"order": 841, "retry": true}', 'refund-841'));
+SELECT pg_temp.try(format('SELECT memtx.act(%s, %L, %L, effect_key => %L)',
+                          :tx2, 'issue_refund', '{"order": 841.0}', 'refund-841'));
+SELECT pg_temp.try(format('SELECT memtx.act(%s, %L, %L, effect_key => %L)',
+                          :tx2, 'hold_order', '{"order": 841}', 'refund-841'));
+CREATE ROLE regress_memtx_other;
+SELECT memtx.begin('medium', agent => 'regress_memtx_other') AS tx_other \gset
+SELECT pg_temp.try(format('SELECT memtx.act(%s, %L, %L, effect_key => %L)',
+                          :tx_other, 'issue_refund', '{"order": 841}', 'refund-841'));
+SET ROLE regress_memtx_other;
+SELECT pg_temp.try(format('SELECT memtx.act(%s, %L, %L, effect_key => %L)',
+                          :tx_other, 'issue_refund', '{"order": 841}', 'refund-841'));
+RESET ROLE;
 SELECT * FROM pg_temp.counts();
 -- even while the gate would now block the call
 SELECT memtx.stage(:tx2, 'order:900', 'note', '"pending"') AS r2 \gset
@@ -58,6 +76,18 @@ SELECT record_id, kind, action, reason FROM memtx.revoke(:r1, 'lookup was wrong'
 SELECT * FROM memtx.act(:tx2, 'issue_refund', '{"order": 841}', effect_key => 'refund-841');
 SELECT * FROM pg_temp.counts();
 
+-- a key first used by a reversible tool, while state is in flight: an
+-- irreversible call with the same key is refused, not answered "allowed"
+SELECT memtx.begin('medium') AS tx5 \gset
+SELECT memtx.stage(:tx5, 'order:950', 'note', '"pending"') AS r5 \gset
+SELECT allowed, reason FROM memtx.act(:tx5, 'hold_order', '{"order": 950}', effect_key => 'order-950');
+SELECT pg_temp.try(format('SELECT memtx.act(%s, %L, %L, effect_key => %L)',
+                          :tx5, 'issue_refund', '{"order": 950}', 'order-950'));
+SELECT allowed, reason, blockers = ARRAY[:r5::bigint] AS blocked_by_r5
+  FROM memtx.act(:tx5, 'issue_refund', '{"order": 950}', effect_key => 'order-951');
+SELECT * FROM pg_temp.counts();
+SELECT count(*) FROM memtx.abort(:tx5);
+
 -- an aborted transaction cannot replay a key
 SELECT memtx.begin('medium') AS tx4 \gset
 SELECT count(*) FROM memtx.abort(:tx4);
@@ -68,3 +98,5 @@ SELECT pg_temp.try($$INSERT INTO memtx.action_log (tx_id, namespace, tool, rever
                        gate_snapshot, gate_xid, gate_pos)
                      VALUES (1, 'default', 'issue_refund', false, true, 'refund-841',
                              pg_current_snapshot(), pg_current_xact_id(), 0)$$);
+
+DROP ROLE regress_memtx_other;
