@@ -1583,13 +1583,14 @@ def r_diamond(c, D):
 @scenario("main", F, "act-after-cascade")
 def r_act_after(c, D):
     """After the cascade, {b} still holds the id of a revoked descendant and cites it for
-    {irr}: refused (input_not_visible)."""
+    {irr}: refused (revoked_parent: a revoked input is refused at every tier and level,
+    SPEC §16 "Act inputs")."""
     b = D["b"]
     root_and_chain(c, D, ["belief", "belief"])
     c.revoke("root")
     c.begin(b, "t2")
     c.act(b, "exec", D["irr"], ["n2"])
-    c.forbid("exec", "input_not_visible")
+    c.forbid("exec", "revoked_parent")
     expect_chain(c, D, ["belief", "belief"])
 
 
@@ -2608,7 +2609,7 @@ def h_deep_diamond(c, D):
 @scenario("hardened", F, "deep-owner-revokes")
 def h_deep_owner(c, D):
     """{a} revokes its own root (no harness needed for an owned record); {b}, who built two
-    more levels on top, then cites the deepest node for {irr} and is refused."""
+    more levels on top, then cites the deepest node for {irr} and is refused (revoked_parent)."""
     a, b = D["a"], D["b"]
     root_and_chain(c, D, ["belief", "belief"])
     c.begin(b, "tb")
@@ -2618,7 +2619,7 @@ def h_deep_owner(c, D):
     c.revoke("root", agent=a)
     c.begin(b, "tb2")
     c.act(b, "exec", D["irr"], ["b4"])
-    c.forbid("exec", "input_not_visible")
+    c.forbid("exec", "revoked_parent")
     c.retract("b3", state="revoked", reason="revoked_parent")
     c.retract("b4", state="revoked", reason="revoked_parent")
 

@@ -7,7 +7,7 @@
  * proportional to what is in flight and independent of store size — and, at
  * the external_action tier, when no action_safe record is visible to the
  * transaction (no_action_safe_support).  act then checks the declared inputs
- * (input_not_visible, input_not_action_safe, inputs_required).
+ * (revoked_parent, input_not_visible, input_not_action_safe, inputs_required).
  *
  * What the gate saw is logged with each call: its PostgreSQL snapshot, xid
  * and clock position.  A record was in flight for the gate exactly when its
@@ -16,11 +16,23 @@
  * check reads the snapshot it logs, a stage that commits concurrently is
  * either seen (and blocks) or lies after the gate in every respect.
  *
+ * Inputs.  Before visibility, act refuses (revoked_parent) a readable
+ * input with a revoked or registry-listed transitive ancestor, itself
+ * included, whatever the tier and level: a raw_read pin shows revoked
+ * records, and a tentative input derived from one would otherwise let an
+ * action hang below a retraction that nothing repairs.  An action derived
+ * from a tentative record that later leaves tentative other than by
+ * committing is repaired by the cascade (abort, expiry, revoke) or by the
+ * commit that quarantines the record (cascade.c).
+ *
  * effect_key makes an effect at-most-once per namespace: act serializes on
  * an advisory lock for (namespace, key), and once a call with the key was
  * allowed every repeat returns that decision and records nothing — it looks
  * the key up with the latest snapshot, so a REPEATABLE READ caller sees a
- * decision committed while it waited.  Blocked calls do not use the key up.
+ * decision committed while it waited.  The key binds the tool, the agent (of
+ * the memtx transaction) and the canonical args (jsonb text) of the call
+ * that used it up: a repeat that differs in any of them is an error (23505),
+ * never another call's decision.  Blocked calls do not use the key up.
  */
 #include "locks.h"
 #include "visibility.h"
@@ -241,8 +253,45 @@ memtx_gate(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The inputs among recs that t's agent can read (in t's namespace) and that
+ * have a revoked or registry-listed transitive ancestor, themselves included;
+ * their ids go to offenders, in id order.  Inputs it cannot read are left to
+ * the visibility rule, so the reason tells nothing about them.
+ */
+static int
+GateRevokedInputs(MemtxTxn *t, MemtxRec *recs, int n, Datum *offenders)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8ARRAYOID};
+	Datum	   *readable = palloc(sizeof(Datum) * n);
+	Datum		values[1];
+	int			nreadable = 0;
+
+	for (int i = 0; i < n; i++)
+		if (strcmp(recs[i].namespace, t->namespace) == 0 && VisReadable(t->agent_oid, &recs[i]))
+			readable[nreadable++] = Int64GetDatum(recs[i].id);
+	if (nreadable == 0)
+		return 0;
+	values[0] = RecIdsDatum(readable, nreadable);
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT i.id FROM unnest($1) i(id) WHERE EXISTS ("
+						"  SELECT 1 FROM (SELECT i.id UNION ALL SELECT a.id FROM memtx.ancestors(i.id) a(id)) x(id) "
+						"  JOIN memtx.records r ON r.id = x.id "
+						"  LEFT JOIN memtx.revocation_registry rr ON rr.record_id = r.id "
+						"  WHERE r.state = 'revoked' OR rr.record_id IS NOT NULL) "
+						"ORDER BY i.id",
+						1, types),
+			  values, NULL, 0);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		offenders[i] = Int64GetDatum(MemtxGetInt64(i, 1));
+	return (int) SPI_processed;
+}
+
+/*
  * Check act's declared inputs (distinct, sorted, from RecIdArray); returns a
- * reason or NULL, the offending ids in *bad.  Unknown ids are errors.
+ * reason or NULL, the offending ids in *bad.  Unknown ids are errors.  In
+ * order: revoked_parent (at every tier and level, SPEC §16), then
+ * input_not_visible, then input_not_action_safe.
  */
 static const char *
 GateInputs(MemtxTxn *t, ArrayType *inputs, int n, Datum *bad)
@@ -257,12 +306,18 @@ GateInputs(MemtxTxn *t, ArrayType *inputs, int n, Datum *bad)
 		return NULL;
 	recs = RecFetchByIds(inputs, n, "input record");
 	offenders = palloc(sizeof(Datum) * n);
-	for (int i = 0; i < n; i++)
-		if (!VisVisible(t, &recs[i]))
-			offenders[nbad++] = Int64GetDatum(recs[i].id);
+	nbad = GateRevokedInputs(t, recs, n, offenders);
 	if (nbad > 0)
-		reason = "input_not_visible";
-	else if (t->tier == MT_EXTERNAL_ACTION)
+		reason = "revoked_parent";
+	else
+	{
+		for (int i = 0; i < n; i++)
+			if (!VisVisible(t, &recs[i]))
+				offenders[nbad++] = Int64GetDatum(recs[i].id);
+		if (nbad > 0)
+			reason = "input_not_visible";
+	}
+	if (reason == NULL && t->tier == MT_EXTERNAL_ACTION)
 	{
 		for (int i = 0; i < n; i++)
 			if (recs[i].state != MS_ACTION_SAFE)

@@ -48,8 +48,9 @@ SELECT root_id, record_id, kind, action, reason FROM memtx.abort(:tx2);
 SELECT pg_temp.try(format('SELECT memtx.act(%s, %L, %L, %L)', :tx1, 'issue_refund', '{}', '{424242}'));
 SELECT count(*) AS action_log_rows FROM memtx.action_log;
 
--- input_not_visible: a quarantined record, a revoked one, one in another
--- namespace, one committed after the snapshot; offenders are returned as blockers
+-- input_not_visible: a quarantined record, one in another namespace, one
+-- committed after the snapshot; offenders are returned as blockers.  A
+-- revoked input is refused with revoked_parent before visibility (SPEC §16)
 SELECT memtx.begin('medium') AS tx3 \gset
 SELECT memtx.stage(:tx3, 'order:843', 'refund_eligible', 'true', confidence => 0.1) AS r3 \gset
 SELECT * FROM memtx.commit(:tx3);
@@ -63,6 +64,7 @@ SELECT * FROM memtx.commit(:tx6);
 SELECT * FROM memtx.act(:tx5, 'issue_refund', '{}', ARRAY[:r1, :r3]);
 SELECT * FROM memtx.act(:tx5, 'issue_refund', '{}', ARRAY[:r4]);
 SELECT * FROM memtx.act(:tx5, 'issue_refund', '{}', ARRAY[:r6, :r2, :r1]);
+SELECT * FROM memtx.act(:tx5, 'issue_refund', '{}', ARRAY[:r6, :r1]);
 -- input rules hold for reversible tools too
 SELECT * FROM memtx.act(:tx5, 'hold_order', '{}', ARRAY[:r3]);
 -- the same inputs are fine for a transaction that can see them
