@@ -15,6 +15,16 @@
  *                                                       leaked; then revoked
  *   view already quarantined and registered, revoked    left alone, no log row
  *
+ * A root that is itself an active tool action is repaired the same way
+ * (compensated or leaked, then revoked; SPEC §16): an agent that revokes its
+ * own action does not escape its compensation.
+ *
+ * A commit that quarantines a record with tool actions below it (actions
+ * taken on tentative inputs) runs the same repair on those actions and what
+ * descends from them, with the quarantined record as root_id and no root row
+ * (the record's verdict is its outcome); such a commit holds the namespace
+ * lock exclusive, as every cascade does.
+ *
  * The walk goes on through revoked records, so nothing derived from them is
  * left tentative or active.  Repairs are applied set-wise, one statement per
  * kind of repair, and every repair and each root writes one rollback_log row;
@@ -129,140 +139,237 @@ CascadeLog(int64 root, RepairList *l, const char *note, Tuplestorestate *out)
 			tuplestore_puttuple(out, SPI_tuptable->vals[i]);
 }
 
+/* A tool action's repair: an obligation row when its tool is reversible, then revoked. */
+static void
+CascadeRepairAction(RepairList *log, RepairList *comp, int64 id, bool reversible, const char *reason)
+{
+	if (reversible)
+		RepairAdd(comp, id, "tool_action", "compensated", reason);
+	RepairAdd(log, id, "tool_action", reversible ? "compensated" : "leaked", reason);
+}
+
+/*
+ * Repair, by kind and state, what lies below root: every transitive
+ * descendant, or (below_actions) only the tool actions among them and what
+ * descends from those.  Log rows go to log; comp holds the tool actions to
+ * compensate (the caller may have added root itself).
+ */
+static void
+CascadeRepairBelow(int64 root, bool below_actions, RepairList *log, RepairList *comp)
+{
+	static SPIPlanPtr walk_all;
+	static SPIPlanPtr walk_actions;
+	static SPIPlanPtr quarantine;
+	static SPIPlanPtr registry;
+	static SPIPlanPtr compensate;
+	static const Oid id_types[] = {INT8OID};
+	static const Oid ids_types[] = {INT8ARRAYOID};
+	static const Oid reg_types[] = {INT8ARRAYOID, INT8OID};
+#define CASCADE_WALK_COLUMNS \
+	"SELECT r.id, r.kind::text, r.state::text, rr.record_id IS NOT NULL, " \
+	"       coalesce(t.reversible, false) "
+#define CASCADE_WALK_JOINS \
+	"JOIN memtx.records r ON r.id = d.id " \
+	"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = r.id " \
+	"LEFT JOIN memtx.tools t ON r.kind = 'tool_action' " \
+	"      AND t.name = pg_catalog.substr(r.entity, 6) " \
+	"ORDER BY r.id FOR UPDATE OF r"
+	RepairList	revoke = {0};
+	RepairList	views = {0};
+	Datum		values[2];
+	SPITupleTable *desc;
+	uint64		nd;
+
+	values[0] = Int64GetDatum(root);
+	if (below_actions)
+		MemtxExec(MemtxPlan(&walk_actions,
+							"WITH a(id) AS ("
+							"  SELECT x.id FROM memtx.descendants($1) x(id) "
+							"  JOIN memtx.records ra ON ra.id = x.id AND ra.kind = 'tool_action'), "
+							"d(id) AS (SELECT a.id FROM a UNION SELECT y.id FROM a, memtx.descendants(a.id) y(id)) "
+							CASCADE_WALK_COLUMNS "FROM d " CASCADE_WALK_JOINS,
+							1, id_types),
+				  values, NULL, 0);
+	else
+		MemtxExec(MemtxPlan(&walk_all,
+							CASCADE_WALK_COLUMNS "FROM memtx.descendants($1) d(id) " CASCADE_WALK_JOINS,
+							1, id_types),
+				  values, NULL, 0);
+	desc = SPI_tuptable;
+	nd = SPI_processed;
+	for (uint64 i = 0; i < nd; i++)
+	{
+		HeapTuple	tup = desc->vals[i];
+		TupleDesc	td = desc->tupdesc;
+		bool		isnull;
+		int64		id = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
+		char	   *kind = SPI_getvalue(tup, td, 2);
+		MemtxState	state = MemtxStateFromName(SPI_getvalue(tup, td, 3));
+		bool		registered = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
+		bool		reversible = DatumGetBool(SPI_getbinval(tup, td, 5, &isnull));
+		int			k = MemtxLabelIndex(MemtxKindNames, 6, kind);
+
+		if (state == MS_REVOKED)
+			continue;
+		if (state == MS_QUARANTINED && registered)
+			continue;
+		if (MEMTX_IS_ACTIVE(state) && KIND_IS_VIEW(k))
+		{
+			RepairAdd(&views, id, kind, "quarantined", "invalidated");
+			RepairAdd(log, id, kind, "quarantined", "invalidated");
+			continue;
+		}
+		if (MEMTX_IS_ACTIVE(state) && k == KIND_TOOL_ACTION)
+			CascadeRepairAction(log, comp, id, reversible, "revoked_parent");
+		else
+			RepairAdd(log, id, kind, "revoked", "revoked_parent");
+		RepairAdd(&revoke, id, kind, "revoked", "revoked_parent");
+	}
+
+	CascadeRevokeIds(revoke.ids, revoke.n, "revoked_parent");
+	if (views.n > 0)
+	{
+		values[0] = RecIdsDatum(views.ids, views.n);
+		values[1] = Int64GetDatum(root);
+		MemtxExec(MemtxPlan(&quarantine,
+							"UPDATE memtx.records SET state = 'quarantined', reason = 'invalidated' "
+							"WHERE id = ANY ($1)",
+							1, ids_types),
+				  values, NULL, 0);
+		MemtxExec(MemtxPlan(&registry,
+							"INSERT INTO memtx.revocation_registry (record_id, root_id) "
+							"SELECT unnest($1), $2 ON CONFLICT (record_id) DO NOTHING",
+							2, reg_types),
+				  values, NULL, 0);
+	}
+	if (comp->n > 0)
+	{
+		values[0] = RecIdsDatum(comp->ids, comp->n);
+		values[1] = Int64GetDatum(root);
+		MemtxExec(MemtxPlan(&compensate,
+							"INSERT INTO memtx.compensations (root_id, action_id, tool, compensator, args) "
+							"SELECT $2, r.id, pg_catalog.substr(r.entity, 6), t.compensator, r.value "
+							"FROM memtx.records r LEFT JOIN memtx.tools t "
+							"  ON t.name = pg_catalog.substr(r.entity, 6) "
+							"WHERE r.id = ANY ($1) ORDER BY r.id",
+							2, reg_types),
+				  values, NULL, 0);
+	}
+#undef CASCADE_WALK_COLUMNS
+#undef CASCADE_WALK_JOINS
+}
+
 int
 CascadeRun(const char *ns, int64 *roots, int nroots,
 		   const char *root_reason, const char *note,
 		   Tuplestorestate *out)
 {
 	static SPIPlanPtr lock_roots;
-	static SPIPlanPtr walk;
-	static SPIPlanPtr quarantine;
-	static SPIPlanPtr registry;
-	static SPIPlanPtr compensate;
 	static const Oid ids_types[] = {INT8ARRAYOID};
-	static const Oid reg_types[] = {INT8ARRAYOID, INT8OID};
 	Datum	   *rootids;
-	Datum		values[2];
+	Datum		values[1];
 	int			written = 0;
 	SPITupleTable *tuptable;
 	uint64		n;
 	RepairList *rootlog;
+	RepairList *rootcomp;
 
 	LockNamespace(ns, true);
 
-	/* Revoke every live root first, so a root below another keeps its own reason. */
+	/*
+	 * Revoke every live root first, so a root below another keeps its own
+	 * reason.  A root that is itself an active tool action is repaired like a
+	 * descendant: compensated or leaked, then revoked.
+	 */
 	rootids = palloc(sizeof(Datum) * (nroots + 1));
 	for (int i = 0; i < nroots; i++)
 		rootids[i] = Int64GetDatum(roots[i]);
 	values[0] = RecIdsDatum(rootids, nroots);
 	MemtxExec(MemtxPlan(&lock_roots,
-						"SELECT id, kind::text FROM memtx.records "
-						"WHERE id = ANY ($1) AND state <> 'revoked' ORDER BY id FOR UPDATE",
+						"SELECT r.id, r.kind::text, r.kind = 'tool_action' AND memtx.is_active(r.state), "
+						"       coalesce(t.reversible, false) "
+						"FROM memtx.records r LEFT JOIN memtx.tools t ON r.kind = 'tool_action' "
+						"      AND t.name = pg_catalog.substr(r.entity, 6) "
+						"WHERE r.id = ANY ($1) AND r.state <> 'revoked' ORDER BY r.id FOR UPDATE OF r",
 						1, ids_types),
 			  values, NULL, 0);
 	tuptable = SPI_tuptable;
 	n = SPI_processed;
 	rootlog = palloc0(sizeof(RepairList) * (n + 1));
+	rootcomp = palloc0(sizeof(RepairList) * (n + 1));
 	for (uint64 i = 0; i < n; i++)
 	{
+		HeapTuple	tup = tuptable->vals[i];
 		bool		isnull;
+		int64		id = DatumGetInt64(SPI_getbinval(tup, tuptable->tupdesc, 1, &isnull));
 
-		rootids[i] = SPI_getbinval(tuptable->vals[i], tuptable->tupdesc, 1, &isnull);
-		RepairAdd(&rootlog[i], DatumGetInt64(rootids[i]),
-				  SPI_getvalue(tuptable->vals[i], tuptable->tupdesc, 2), "revoked", root_reason);
+		rootids[i] = Int64GetDatum(id);
+		if (DatumGetBool(SPI_getbinval(tup, tuptable->tupdesc, 3, &isnull)))
+			CascadeRepairAction(&rootlog[i], &rootcomp[i], id,
+								DatumGetBool(SPI_getbinval(tup, tuptable->tupdesc, 4, &isnull)),
+								root_reason);
+		else
+			RepairAdd(&rootlog[i], id, SPI_getvalue(tup, tuptable->tupdesc, 2), "revoked", root_reason);
 	}
 	CascadeRevokeIds(rootids, (int) n, root_reason);
 
 	for (uint64 r = 0; r < n; r++)
 	{
 		int64		root = DatumGetInt64(rootids[r]);
-		RepairList *log = &rootlog[r];
-		RepairList	revoke = {0};
-		RepairList	views = {0};
-		RepairList	comp = {0};
-		SPITupleTable *desc;
-		uint64		nd;
 
-		values[0] = Int64GetDatum(root);
-		MemtxExec(MemtxPlan(&walk,
-							"SELECT r.id, r.kind::text, r.state::text, rr.record_id IS NOT NULL, "
-							"       coalesce(t.reversible, false) "
-							"FROM memtx.descendants($1) d(id) JOIN memtx.records r ON r.id = d.id "
-							"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = r.id "
-							"LEFT JOIN memtx.tools t ON r.kind = 'tool_action' "
-							"      AND t.name = pg_catalog.substr(r.entity, 6) "
-							"ORDER BY r.id FOR UPDATE OF r",
-							1, (Oid[]) {INT8OID}),
-				  values, NULL, 0);
-		desc = SPI_tuptable;
-		nd = SPI_processed;
-		for (uint64 i = 0; i < nd; i++)
-		{
-			HeapTuple	tup = desc->vals[i];
-			TupleDesc	td = desc->tupdesc;
-			bool		isnull;
-			int64		id = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
-			char	   *kind = SPI_getvalue(tup, td, 2);
-			MemtxState	state = MemtxStateFromName(SPI_getvalue(tup, td, 3));
-			bool		registered = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
-			bool		reversible = DatumGetBool(SPI_getbinval(tup, td, 5, &isnull));
-			int			k = MemtxLabelIndex(MemtxKindNames, 6, kind);
-
-			if (state == MS_REVOKED)
-				continue;
-			if (state == MS_QUARANTINED && registered)
-				continue;
-			if (MEMTX_IS_ACTIVE(state) && KIND_IS_VIEW(k))
-			{
-				RepairAdd(&views, id, kind, "quarantined", "invalidated");
-				RepairAdd(log, id, kind, "quarantined", "invalidated");
-				continue;
-			}
-			if (MEMTX_IS_ACTIVE(state) && k == KIND_TOOL_ACTION)
-			{
-				if (reversible)
-					RepairAdd(&comp, id, kind, "compensated", "revoked_parent");
-				RepairAdd(log, id, kind, reversible ? "compensated" : "leaked", "revoked_parent");
-			}
-			else
-				RepairAdd(log, id, kind, "revoked", "revoked_parent");
-			RepairAdd(&revoke, id, kind, "revoked", "revoked_parent");
-		}
-
-		CascadeRevokeIds(revoke.ids, revoke.n, "revoked_parent");
-		if (views.n > 0)
-		{
-			values[0] = RecIdsDatum(views.ids, views.n);
-			values[1] = Int64GetDatum(root);
-			MemtxExec(MemtxPlan(&quarantine,
-								"UPDATE memtx.records SET state = 'quarantined', reason = 'invalidated' "
-								"WHERE id = ANY ($1)",
-								1, ids_types),
-					  values, NULL, 0);
-			MemtxExec(MemtxPlan(&registry,
-								"INSERT INTO memtx.revocation_registry (record_id, root_id) "
-								"SELECT unnest($1), $2 ON CONFLICT (record_id) DO NOTHING",
-								2, reg_types),
-					  values, NULL, 0);
-		}
-		if (comp.n > 0)
-		{
-			values[0] = RecIdsDatum(comp.ids, comp.n);
-			values[1] = Int64GetDatum(root);
-			MemtxExec(MemtxPlan(&compensate,
-								"INSERT INTO memtx.compensations (root_id, action_id, tool, compensator, args) "
-								"SELECT $2, r.id, pg_catalog.substr(r.entity, 6), t.compensator, r.value "
-								"FROM memtx.records r LEFT JOIN memtx.tools t "
-								"  ON t.name = pg_catalog.substr(r.entity, 6) "
-								"WHERE r.id = ANY ($1) ORDER BY r.id",
-								2, reg_types),
-					  values, NULL, 0);
-		}
-		CascadeLog(root, log, note, out);
-		written += log->n;
-		MemtxNotify("cascade", ns, 0, root, root_reason, log->n);
+		CascadeRepairBelow(root, false, &rootlog[r], &rootcomp[r]);
+		CascadeLog(root, &rootlog[r], note, out);
+		written += rootlog[r].n;
+		MemtxNotify("cascade", ns, 0, root, root_reason, rootlog[r].n);
 	}
 	return written;
+}
+
+/*
+ * Repair the tool actions derived from record root, which a commit has just
+ * quarantined, and what descends from them, as a cascade would (SPEC §16 "Act
+ * inputs"): root leaves tentative other than by committing.  The rows carry
+ * root as their root; root itself gets none (its verdict is its outcome).
+ * The caller holds the namespace lock exclusive.
+ */
+void
+CascadeRepairActions(const char *ns, int64 root, const char *reason)
+{
+	RepairList	log = {0};
+	RepairList	comp = {0};
+
+	Assert(LockNamespaceHeld(ns, true));
+	CascadeRepairBelow(root, true, &log, &comp);
+	if (log.n == 0)
+		return;
+	CascadeLog(root, &log, NULL, NULL);
+	MemtxNotify("cascade", ns, 0, root, reason, log.n);
+}
+
+/*
+ * Whether an allowed action of transaction tx derives from its tentative
+ * staging: its commit may then quarantine an action's input, and the repair
+ * needs the namespace lock exclusive.  Called with tx's row locked, so no
+ * such action can appear before the commit takes that lock.
+ */
+bool
+CascadeStagingHasActions(int64 tx)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8OID};
+	Datum		values[1];
+
+	values[0] = Int64GetDatum(tx);
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT 1 FROM memtx.action_log a "
+						"WHERE a.tx_id = $1 AND a.allowed AND a.inputs <> '{}' "
+						"  AND EXISTS (SELECT 1 FROM memtx.ancestors(a.action_id) p(id) "
+						"              JOIN memtx.records r ON r.id = p.id "
+						"              WHERE r.tx_id = $1 AND r.state = 'tentative') "
+						"LIMIT 1",
+						1, types),
+			  values, NULL, 1);
+	return SPI_processed > 0;
 }
 
 /*

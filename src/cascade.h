@@ -17,4 +17,13 @@ extern int	CascadeRun(const char *ns, int64 *roots, int nroots,
 					   const char *root_reason, const char *note,
 					   Tuplestorestate *out);
 
+/*
+ * Repair the tool actions below root, a record a commit has just quarantined,
+ * and what descends from them (namespace lock held exclusive).
+ */
+extern void CascadeRepairActions(const char *ns, int64 root, const char *reason);
+
+/* Whether an allowed action of transaction tx derives from its tentative staging. */
+extern bool CascadeStagingHasActions(int64 tx);
+
 #endif							/* MEMTX_CASCADE_H */

@@ -11,7 +11,9 @@
  *       since before the retraction; every view quarantined by a cascade is
  *       in the registry; every tool_action descendant has a compensated or
  *       leaked entry, unless it was retracted itself (as a root) before a
- *       cascade reached it — cascades skip revoked descendants;
+ *       cascade reached it — cascades skip revoked descendants; and a tool
+ *       action recorded while a record it derives from was tentative is,
+ *       once the commit quarantined that record, revoked with such an entry;
  *   G3  no active record has a revoked or registered transitive ancestor;
  *   single truth  no two active records share a slot with overlapping
  *       validity and different values.
@@ -70,6 +72,21 @@ static const char *const InvariantQueries[] = {
 	"  SELECT 1 FROM memtx.rollback_log l "
 	"   WHERE l.record_id = x.id "
 	"     AND (l.action IN ('compensated', 'leaked') OR l.root_id = x.id))",
+	/*
+	 * I2: tool actions recorded while a record they derive from was
+	 * tentative, which the commit then quarantined, left active or without
+	 * a compensated or leaked entry
+	 */
+	"SELECT DISTINCT ON (x.id) 'I2', x.id, pg_catalog.format("
+	"  'tool action %s (%s) derives from record %s, quarantined at commit after the action, "
+	"but is %s without a compensated or leaked entry', x.id, x.entity, q.id, x.state) "
+	"FROM memtx.records q, memtx.descendants(q.id) d(id) JOIN memtx.records x ON x.id = d.id "
+	"WHERE q.verdict = 'quarantined' AND x.kind = 'tool_action' AND q.settled_pos > x.staged_pos "
+	"  AND (memtx.is_active(x.state) OR NOT EXISTS ("
+	"    SELECT 1 FROM memtx.rollback_log l "
+	"     WHERE l.record_id = x.id "
+	"       AND (l.action IN ('compensated', 'leaked') OR l.root_id = x.id))) "
+	"ORDER BY x.id, q.id",
 	/* G3: active records with a revoked or registered ancestor */
 	"WITH bad(id) AS ("
 	"  SELECT id FROM memtx.records WHERE state = 'revoked'"

@@ -12,8 +12,9 @@
  *      transactions FOR UPDATE SKIP LOCKED, in (namespace, id) order.
  *   2. the namespace lock: shared by calls that write records (stage,
  *      commit, act, resolve accepting), exclusive by cascades (abort,
- *      revoke, resolve rejecting, expiry), so a cascade never interleaves
- *      with a commit in its namespace.
+ *      revoke, resolve rejecting, expiry, and a commit whose transaction
+ *      acted on its own staging, which may repair those actions), so a
+ *      cascade never interleaves with a commit in its namespace.
  *   3. the effect-key lock (act with an effect key), exclusive, so two
  *      calls with one key serialize and the second sees the first's log row.
  *   4. slot locks (commit, resolve), exclusive, every slot of the call in
@@ -26,7 +27,7 @@
  *   begin                -    -          -    -    -
  *   stage                x    shared     -    -    -
  *   read, gate           -    -          -    -    -
- *   commit               x    shared     -    x    -
+ *   commit               x    shared/ex  -    x    x
  *   act                  x    shared     x    -    -
  *   resolve (accept)     -    shared     -    x    x
  *   resolve (reject)     -    exclusive  -    x    x

@@ -9,7 +9,9 @@
  *
  * Concurrency.  commit takes, in the order of locks.c, the transaction row
  * (a second commit, or a stage, waits and then sees the outcome), the
- * namespace lock shared, then every slot it touches in one sorted pass, so
+ * namespace lock shared (exclusive when the transaction acted on its own
+ * staging: a record quarantined here then repairs the tool actions derived
+ * from it, as a cascade), then every slot it touches in one sorted pass, so
  * two commits with overlapping slots serialize without deadlock and the
  * rivals each sees are final.  In READ COMMITTED each query sees what
  * committed before it, so the second of two racing commits adjudicates
@@ -83,6 +85,22 @@ PipelineQuarantine(int64 id, const char *reason)
 						"WHERE id = $1",
 						2, types),
 			  values, NULL, 0);
+}
+
+/* Whether record id is still tentative. */
+static bool
+PipelineStillTentative(int64 id)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8OID};
+	Datum		values[1];
+
+	values[0] = Int64GetDatum(id);
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT state = 'tentative' FROM memtx.records WHERE id = $1",
+						1, types),
+			  values, NULL, 1);
+	return SPI_processed > 0 && MemtxGetBool(0, 1);
 }
 
 /* Run the four checks on one staged record; returns NULL when it passes. */
@@ -169,6 +187,7 @@ memtx_commit(PG_FUNCTION_ARGS)
 	MemtxRec   *recs;
 	bool	   *valid_now;
 	bool	   *provenance;
+	bool		repair_actions;
 
 	MemtxRequireArg(fcinfo, 0, "transaction id");
 	InitMaterializedSRF(fcinfo, 0);
@@ -185,8 +204,11 @@ memtx_commit(PG_FUNCTION_ARGS)
 	/*
 	 * With the transaction row locked (no stage or commit of it can run) and
 	 * the namespace lock held (no cascade can run), the staged set is final.
+	 * When the transaction acted on its own staging, a quarantine may have
+	 * actions to repair, which is a cascade: the lock is then exclusive.
 	 */
-	LockNamespace(t->namespace, false);
+	repair_actions = CascadeStagingHasActions(t->id);
+	LockNamespace(t->namespace, repair_actions);
 	values[0] = Int64GetDatum(t->id);
 	values[1] = TimestampTzGetDatum(MemtxNow());
 	values[2] = BoolGetDatum(memtx_flow_control == MF_READ_SET);
@@ -228,11 +250,17 @@ memtx_commit(PG_FUNCTION_ARGS)
 
 	for (uint64 i = 0; i < n; i++)
 	{
-		const char *reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i]);
+		const char *reason;
 
+		/* a repair below an earlier quarantine may have revoked it */
+		if (repair_actions && !PipelineStillTentative(recs[i].id))
+			continue;
+		reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i]);
 		if (reason)
 		{
 			PipelineQuarantine(recs[i].id, reason);
+			if (repair_actions)
+				CascadeRepairActions(t->namespace, recs[i].id, reason);
 			if (strcmp(reason, "needs_review") == 0)
 				MemtxNotify("review", t->namespace, t->id, recs[i].id, reason, 0);
 		}
