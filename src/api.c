@@ -21,6 +21,7 @@
 #include "utils/builtins.h"
 #include "utils/syscache.h"
 #include "common/hashfn.h"
+#include "common/shortest_dec.h"
 
 #include <math.h>
 
@@ -150,9 +151,15 @@ void
 MemtxCheckUnit(double v, const char *name)
 {
 	if (isnan(v) || v < 0.0 || v > 1.0)
+	{
+		/* the shortest text that reads back as v: 1.0000001, not 1 */
+		char		buf[DOUBLE_SHORTEST_DECIMAL_LEN];
+
+		double_to_shortest_decimal_buf(v, buf);
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("%s must be between 0 and 1, got %g", name, v)));
+				 errmsg("%s must be between 0 and 1, got %s", name, buf)));
+	}
 }
 
 void
