@@ -111,3 +111,10 @@ CREATE OR REPLACE VIEW memtx.stats AS
            (SELECT count(*) FROM memtx.rollback_log WHERE action = 'leaked') AS leaks,
            (SELECT count(*) FROM memtx.compensations) AS compensations,
            (SELECT count(*) FROM memtx.records WHERE state = 'tentative') AS in_flight;
+
+-- Immutable content (hardening items 10 and 13)
+-- The lifecycle trigger guards memtx.records only: it refuses to run on any
+-- other table, and nobody may attach it to one of their own.  No GRANT: a
+-- trigger fires whatever the privileges of the role whose UPDATE fires it.
+REVOKE EXECUTE ON FUNCTION memtx.lifecycle_guard() FROM PUBLIC;
+COMMENT ON FUNCTION memtx.lifecycle_guard() IS 'trigger of memtx.records only: refuses lifecycle moves outside the legal transition relation and changes to a record''s content after staging';

@@ -8,10 +8,26 @@
  * table's owner; permission decisions are made in C against the recorded
  * caller.  An error unwinds both the SPI connection and the user switch
  * through transaction abort.
+ *
+ * SQL isolation levels (SPEC §16).  memtx judges every call against what
+ * is committed at the moment of the call: the gate must see every tentative
+ * record in flight, a commit must adjudicate against the rival that
+ * committed while it waited for the slot lock, a cascade must reach every
+ * descendant.  Each query here therefore takes a fresh snapshot, which is
+ * READ COMMITTED.  Under REPEATABLE READ or SERIALIZABLE the queries would
+ * see the SQL transaction's snapshot instead: an act could pass the gate
+ * while a stage committed after that snapshot is in flight, and a commit
+ * racing a rival would fail on the single-truth constraint.  So every memtx
+ * function that names a memtx transaction or writes refuses to run at those
+ * levels (0A000, MemtxCallBegin), before it reads or writes anything.  The
+ * audit memtx.check_invariants (MemtxCallBeginAudit) reads only and keeps
+ * working there: one snapshot for the whole audit is what it wants.  The
+ * worker runs its expiry at READ COMMITTED whatever the server default.
  */
 #include "api.h"
 #include "catalog.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "commands/sequence.h"
@@ -21,6 +37,7 @@
 #include "utils/builtins.h"
 #include "utils/syscache.h"
 #include "common/hashfn.h"
+#include "common/shortest_dec.h"
 
 #include <math.h>
 
@@ -39,8 +56,12 @@ MemtxOwner(void)
 	return owner;
 }
 
+/*
+ * Start an API call that reads at any SQL isolation level: no memtx
+ * transaction, no write.
+ */
 void
-MemtxCallBegin(MemtxCall *call)
+MemtxCallBeginAudit(MemtxCall *call)
 {
 	CatalogCheckVersion();
 	call->caller = GetUserId();
@@ -50,6 +71,20 @@ MemtxCallBegin(MemtxCall *call)
 						   call->save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+}
+
+/* Start an API call that names a memtx transaction or writes: READ COMMITTED only. */
+void
+MemtxCallBegin(MemtxCall *call)
+{
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("memtx cannot run in a %s transaction",
+						IsolationIsSerializable() ? "SERIALIZABLE" : "REPEATABLE READ"),
+				 errdetail("memtx judges each call against what is committed when the call runs; a transaction snapshot would hide records in flight from the action gate."),
+				 errhint("Call memtx functions in a READ COMMITTED transaction, PostgreSQL's default.")));
+	MemtxCallBeginAudit(call);
 }
 
 void
@@ -150,9 +185,15 @@ void
 MemtxCheckUnit(double v, const char *name)
 {
 	if (isnan(v) || v < 0.0 || v > 1.0)
+	{
+		/* the shortest text that reads back as v: 1.0000001, not 1 */
+		char		buf[DOUBLE_SHORTEST_DECIMAL_LEN];
+
+		double_to_shortest_decimal_buf(v, buf);
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("%s must be between 0 and 1, got %g", name, v)));
+				 errmsg("%s must be between 0 and 1, got %s", name, buf)));
+	}
 }
 
 void

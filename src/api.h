@@ -20,7 +20,8 @@ typedef struct MemtxCall
 	int			save_sec_context;
 } MemtxCall;
 
-extern void MemtxCallBegin(MemtxCall *call);
+extern void MemtxCallBegin(MemtxCall *call);	/* READ COMMITTED only (0A000) */
+extern void MemtxCallBeginAudit(MemtxCall *call);	/* any isolation level */
 extern void MemtxCallEnd(MemtxCall *call);
 
 /* Prepared, kept SPI plans: *slot is filled on first use. */

@@ -6,6 +6,11 @@
  * ... SET.  An agent that could lower the confidence threshold, move the
  * logical clock, relax flow control or name itself harness would bypass the
  * protocol.
+ *
+ * memtx.logical_now is parsed once, by its check hook, in the one notation
+ * clock.c reads (ISO 8601 with an explicit UTC offset); the assign hook keeps
+ * the instant, so memtx.now() never re-reads the text in a caller's TimeZone
+ * or DateStyle.
  */
 #include "memtx.h"
 
@@ -37,29 +42,40 @@ static const struct config_enum_entry flow_control_options[] = {
 	{NULL, 0, false}
 };
 
-/* Accept an empty string (clock follows the transaction) or a timestamptz. */
+/*
+ * Accept an empty string (the clock follows the transaction) or an ISO 8601
+ * timestamp with an explicit UTC offset, parsed here once (clock.c) so that
+ * no session setting of a later caller changes what it means.
+ */
 static bool
 GucCheckLogicalNow(char **newval, void **extra, GucSource source)
 {
+	TimestampTz ts;
+	TimestampTz *parsed;
+
 	if (*newval == NULL || (*newval)[0] == '\0')
 		return true;
-
-	/* Parsing errors must not escape a check hook: report them instead. */
-	PG_TRY();
+	if (!ClockParseIso8601(*newval, &ts))
 	{
-		(void) DirectFunctionCall3(timestamptz_in, CStringGetDatum(*newval),
-								   ObjectIdGetDatum(InvalidOid),
-								   Int32GetDatum(-1));
-	}
-	PG_CATCH();
-	{
-		FlushErrorState();
+		GUC_check_errcode(ERRCODE_INVALID_DATETIME_FORMAT);
 		GUC_check_errmsg("invalid value for memtx.logical_now: \"%s\"", *newval);
-		GUC_check_errhint("Use a timestamptz literal, or an empty string to follow the transaction clock.");
+		GUC_check_errdetail("The logical clock must be an ISO 8601 timestamp with an explicit UTC offset.");
+		GUC_check_errhint("Write it like 2026-01-15 12:00+00, or set an empty string to follow the transaction clock.");
 		return false;
 	}
-	PG_END_TRY();
+	parsed = malloc(sizeof(TimestampTz));
+	if (parsed == NULL)
+		return false;
+	*parsed = ts;
+	*extra = parsed;
 	return true;
+}
+
+static void
+GucAssignLogicalNow(const char *newval, void *extra)
+{
+	memtx_logical_now_set = extra != NULL;
+	memtx_logical_now_value = extra != NULL ? *(TimestampTz *) extra : 0;
 }
 
 void
@@ -116,10 +132,10 @@ GucInit(void)
 
 	DefineCustomStringVariable("memtx.logical_now",
 							   "Logical clock for validity and observation checks (empty: transaction timestamp).",
-							   NULL,
+							   "An ISO 8601 timestamp with an explicit UTC offset, e.g. 2026-01-15 12:00+00.",
 							   &memtx_logical_now,
 							   "",
-							   PGC_SUSET, 0, GucCheckLogicalNow, NULL, NULL);
+							   PGC_SUSET, 0, GucCheckLogicalNow, GucAssignLogicalNow, NULL);
 
 	DefineCustomBoolVariable("memtx.notify",
 							 "Announce commits, cascades, reviews and expiries with NOTIFY on channel memtx.",

@@ -7,10 +7,22 @@
  * any other move.  It also keeps a record's identity and content immutable:
  * a record is re-staged, never edited.  INSERTs are not checked, so COPY in
  * pg_restore loads a dumped store as it was.
+ *
+ * Immutability is a list of what may change, not of what may not (SPEC §16
+ * "Immutable content"): the state and its reason, the settlement positions
+ * (settled_xid/settled_pos, committed_xid/committed_seq), the stored commit
+ * outcome (verdict, verdict_reason) once, while it is unset, and erasure:
+ * erased_at from unset to set, and in that same UPDATE the value to JSON
+ * null.  Every other column — the permission block, validity, confidence,
+ * authority, and any column a later release adds — is fixed at staging, for
+ * every role.  The function refuses to run as a trigger of any other table
+ * (it is not executable by PUBLIC either), so it cannot be turned against
+ * a table of the caller's.
  */
 #include "memtx.h"
 
 #include "access/htup_details.h"
+#include "catalog/namespace.h"
 #include "commands/trigger.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -31,11 +43,90 @@ static const int LifecycleMoves[MS_NSTATES] = {
 };
 #undef B
 
-/* Columns no UPDATE may change. */
-static const char *const LifecycleImmutable[] = {
-	"id", "tx_id", "namespace", "entity", "attribute", "value", "kind",
-	"owner", "staged_xid", "staged_pos"
+/* Columns an UPDATE may change freely; the rules for the rest are below. */
+static const char *const LifecycleMutable[] = {
+	"state", "reason", "settled_xid", "settled_pos", "committed_xid", "committed_seq"
 };
+
+/* The stored commit outcome: written once, by the call that settles the record. */
+static const char *const LifecycleOutcome[] = {"verdict", "verdict_reason"};
+
+static bool
+LifecycleListed(const char *const *list, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(list[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Whether column att is null in tuple. */
+static bool
+LifecycleIsNull(HeapTuple tuple, TupleDesc desc, int att)
+{
+	bool		isnull;
+
+	if (att <= 0)
+		return true;
+	(void) heap_getattr(tuple, att, desc, &isnull);
+	return isnull;
+}
+
+/* Whether jsonb column att of tuple holds JSON null. */
+static bool
+LifecycleJsonNull(HeapTuple tuple, TupleDesc desc, int att)
+{
+	bool		isnull;
+	Datum		d = heap_getattr(tuple, att, desc, &isnull);
+
+	return !isnull &&
+		strcmp(DatumGetCString(DirectFunctionCall1(jsonb_out, d)), "null") == 0;
+}
+
+/*
+ * Refuse an UPDATE that changes a column it may not (see the file header).
+ * erased_at need not exist: without it no UPDATE erases.
+ */
+static void
+LifecycleCheckContent(TupleDesc desc, HeapTuple oldtup, HeapTuple newtup)
+{
+	int			erased_att = SPI_fnumber(desc, "erased_at");
+	int			verdict_att = SPI_fnumber(desc, "verdict");
+	bool		erasing = erased_att > 0 &&
+		LifecycleIsNull(oldtup, desc, erased_att) &&
+		!LifecycleIsNull(newtup, desc, erased_att);
+	bool		outcome_open = LifecycleIsNull(oldtup, desc, verdict_att);
+
+	for (int att = 1; att <= desc->natts; att++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, att - 1);
+		const char *name = NameStr(a->attname);
+		bool		n1,
+					n2;
+		Datum		d1,
+					d2;
+
+		if (a->attisdropped ||
+			LifecycleListed(LifecycleMutable, lengthof(LifecycleMutable), name))
+			continue;
+		d1 = heap_getattr(oldtup, att, desc, &n1);
+		d2 = heap_getattr(newtup, att, desc, &n2);
+		if (n1 == n2 && (n1 || datumIsEqual(d1, d2, a->attbyval, a->attlen)))
+			continue;
+		if (outcome_open &&
+			LifecycleListed(LifecycleOutcome, lengthof(LifecycleOutcome), name))
+			continue;
+		if (erasing && att == erased_att)
+			continue;
+		if (erasing && strcmp(name, "value") == 0 &&
+			LifecycleJsonNull(newtup, desc, att))
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("column \"%s\" of a memtx record cannot be changed", name),
+				 errdetail("A record's identity and content are fixed once staged; stage a new record instead.")));
+	}
+}
 
 bool
 LifecycleLegal(MemtxState from, MemtxState to)
@@ -99,31 +190,18 @@ memtx_lifecycle_guard(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("memtx.lifecycle_guard must be a BEFORE UPDATE row trigger")));
 
+	if (RelationGetNamespace(trigdata->tg_relation) != get_namespace_oid("memtx", true) ||
+		strcmp(RelationGetRelationName(trigdata->tg_relation), "records") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("memtx.lifecycle_guard can only guard memtx.records"),
+				 errdetail("It was fired by an UPDATE of \"%s\".",
+						   RelationGetRelationName(trigdata->tg_relation))));
+
 	desc = RelationGetDescr(trigdata->tg_relation);
 	oldtup = trigdata->tg_trigtuple;
 	newtup = trigdata->tg_newtuple;
-
-	for (int i = 0; i < (int) lengthof(LifecycleImmutable); i++)
-	{
-		int			att = SPI_fnumber(desc, LifecycleImmutable[i]);
-		Form_pg_attribute a;
-		bool		n1,
-					n2;
-		Datum		d1,
-					d2;
-
-		if (att <= 0)
-			continue;
-		a = TupleDescAttr(desc, att - 1);
-		d1 = heap_getattr(oldtup, att, desc, &n1);
-		d2 = heap_getattr(newtup, att, desc, &n2);
-		if (n1 != n2 || (!n1 && !datumIsEqual(d1, d2, a->attbyval, a->attlen)))
-			ereport(ERROR,
-					(errcode(ERRCODE_CHECK_VIOLATION),
-					 errmsg("column \"%s\" of a memtx record cannot be changed",
-							LifecycleImmutable[i]),
-					 errdetail("A record's identity and content are fixed once staged; stage a new record instead.")));
-	}
+	LifecycleCheckContent(desc, oldtup, newtup);
 
 	stateatt = SPI_fnumber(desc, "state");
 	if (stateatt <= 0)

@@ -70,6 +70,9 @@ extern void GucInit(void);
 extern void WorkerInit(void);
 
 /* clock.c */
+extern bool memtx_logical_now_set;
+extern TimestampTz memtx_logical_now_value;
+extern bool ClockParseIso8601(const char *s, TimestampTz *result);
 extern TimestampTz MemtxNow(void);
 
 /* lifecycle.c */

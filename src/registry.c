@@ -85,13 +85,14 @@ memtx_set_role_tier(PG_FUNCTION_ARGS)
 
 	MemtxRequireArg(fcinfo, 0, "role");
 	rolename = text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	/* the harness check first: a non-harness learns nothing about roles */
+	MemtxCallBegin(&call);
+	MemtxRequireHarness(&call, "set a role's tier");
 	if (!OidIsValid(get_role_oid(rolename, true)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("role \"%s\" does not exist", rolename)));
-
-	MemtxCallBegin(&call);
-	MemtxRequireHarness(&call, "set a role's tier");
 	values[0] = PG_GETARG_DATUM(0);
 	if (PG_ARGISNULL(1))
 		MemtxExec(MemtxPlan(&remove, "DELETE FROM memtx.role_tiers WHERE role_name = $1", 1, types),

@@ -16,14 +16,16 @@
  * transaction, or a stage racing a commit of it, serialize; the second sees
  * the first's outcome.  read and gate are probes: they read the row without
  * locking it (a probe racing a commit sees the transaction as it was
- * before), so a polling agent writes nothing until its lease is due for
- * renewal.
+ * before), and write nothing of their own, so they run in a READ ONLY
+ * transaction and a polling agent writes nothing.
  *
- * Lease.  Each call renews lease_expires_at (wall clock, memtx.lease_timeout
- * of the caller; a call within a tenth of the timeout, at most a second, of
- * the last renewal leaves it); a call on an open transaction whose lease ran
- * out fails,
- * and memtx.expire_transactions() (or the worker) aborts it.
+ * Lease.  Each call that writes anyway renews lease_expires_at (wall clock,
+ * memtx.lease_timeout of the caller; a call within a tenth of the timeout,
+ * at most a second, of the last renewal leaves it): every call but the
+ * probes, and read when it adds to the read set (TxnRenewLease).  A gate
+ * never renews (SPEC §16 "Probes write nothing").  A call on an open
+ * transaction whose lease ran out fails, probes included, and
+ * memtx.expire_transactions() (or the worker) aborts it.
  */
 #include "record.h"
 
@@ -127,16 +129,39 @@ TxnLoadExpired(int64 id)
 }
 
 /*
- * Check that the calling principal may act in t and that its status and
- * lease allow "need"; renew the lease.
+ * Renew t's lease to now + memtx.lease_timeout if it is open and due, for a
+ * call that writes anyway.  A renewal within a tenth of the timeout (at
+ * most a second) of the previous one is skipped: it would only rewrite the
+ * row (a batch of stages in one SQL transaction would leave a version per
+ * call) for no lease.
  */
-static void
-TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_due)
+void
+TxnRenewLease(MemtxTxn *t)
 {
 	static SPIPlanPtr renew;
 	static const Oid types[] = {INT8OID, INT4OID};
 	Datum		values[2];
 
+	if (!t->lease_due || !TXN_OPEN(t))
+		return;
+	values[0] = Int64GetDatum(t->id);
+	values[1] = Int32GetDatum(memtx_lease_timeout);
+	MemtxExec(MemtxPlan(&renew,
+						"UPDATE memtx.transactions SET lease_expires_at = "
+						"pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $2) "
+						"WHERE id = $1",
+						2, types),
+			  values, NULL, 0);
+	t->lease_due = false;
+}
+
+/*
+ * Check that the calling principal may act in t and that its status and
+ * lease allow "need"; renew the lease unless the call is a probe.
+ */
+static void
+TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_due)
+{
 	/* Only the transaction's agent (a member of its role) or a harness. */
 	if (!(OidIsValid(t->agent_oid) && is_member_of_role(call->caller, t->agent_oid)) &&
 		!MemtxIsHarness(call->caller))
@@ -145,6 +170,7 @@ TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_du
 				 errmsg("permission denied for memtx transaction %lld", (long long) t->id),
 				 errdetail("The transaction belongs to agent \"%s\".", t->agent)));
 
+	t->lease_due = renew_due;
 	if (TXN_OPEN(t))
 	{
 		if (expired)
@@ -153,24 +179,8 @@ TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_du
 					 errmsg("lease of memtx transaction %lld has expired", (long long) t->id),
 					 errdetail("No call was made on it within memtx.lease_timeout."),
 					 errhint("Begin a new transaction; the expired one will be aborted.")));
-
-		/*
-		 * Renew the lease to now + memtx.lease_timeout.  A renewal within a
-		 * tenth of the timeout (at most a second) of the previous one is
-		 * skipped: it would only rewrite the row (a batch of stages in one
-		 * SQL transaction would leave a version per call) for no lease.
-		 */
-		if (renew_due)
-		{
-			values[0] = Int64GetDatum(t->id);
-			values[1] = Int32GetDatum(memtx_lease_timeout);
-			MemtxExec(MemtxPlan(&renew,
-								"UPDATE memtx.transactions SET lease_expires_at = "
-								"pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $2) "
-								"WHERE id = $1",
-								2, types),
-					  values, NULL, 0);
-		}
+		if (need != TXN_NEED_LIVE_PROBE)
+			TxnRenewLease(t);
 	}
 	else if (need == TXN_NEED_OPEN ||
 			 ((need == TXN_NEED_LIVE || need == TXN_NEED_LIVE_PROBE) && TXN_ABORTED(t)))
@@ -185,7 +195,7 @@ TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_du
 /*
  * Load transaction id for the calling principal: lock its row (unless a
  * probe), check the caller may act in it and that its status and lease allow
- * "need", renew the lease.  The result lives in the SPI procedure context.
+ * "need", renew the lease (unless a probe).  The result lives in the SPI procedure context.
  */
 MemtxTxn *
 TxnLoad(MemtxCall *call, int64 id, TxnNeed need)

@@ -21,6 +21,7 @@ typedef struct MemtxTxn
 	int64		snapshot_seq;
 	char	   *status;			/* open, committed, partially_committed, aborted */
 	int32		verifier_calls;
+	bool		lease_due;		/* a call that writes should renew the lease */
 } MemtxTxn;
 
 #define TXN_OPEN(t) (strcmp((t)->status, "open") == 0)
@@ -31,7 +32,7 @@ typedef enum TxnNeed
 {
 	TXN_NEED_OPEN,				/* stage: must be open */
 	TXN_NEED_LIVE,				/* act: not aborted */
-	TXN_NEED_LIVE_PROBE,		/* read, gate: not aborted, row not locked */
+	TXN_NEED_LIVE_PROBE,		/* read, gate: not aborted, row not locked, lease not renewed */
 	TXN_NEED_ANY				/* commit, abort: any status */
 } TxnNeed;
 
@@ -51,6 +52,7 @@ extern void TxnFetchParams(int64 id, Datum *values);
 extern MemtxTxn *TxnLoadFromProbe(MemtxCall *call, int64 id, SPITupleTable *tt, uint64 n);
 extern MemtxTxn *TxnLoadExpired(int64 id);
 extern bool TxnSawCommit(MemtxTxn *t, Datum xid, bool xid_isnull, int64 seq);
+extern void TxnRenewLease(MemtxTxn *t);
 extern void TxnEnd(MemtxTxn *t, const char *status, const char *why);
 
 /* Positions: whether (xid, pos) happened before a snapshot taken at (sxid, spos). */

@@ -21,6 +21,7 @@
 #include "record.h"
 #include "visibility.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -201,6 +202,13 @@ memtx_read(PG_FUNCTION_ARGS)
 
 	if (nseen > 0)
 	{
+		/* flow control relies on the read set: no read goes unrecorded */
+		if (XactReadOnly)
+			ereport(ERROR,
+					(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+					 errmsg("memtx.read cannot record its read set in a read-only transaction"),
+					 errdetail("Every record memtx.read returns joins the transaction's read set."),
+					 errhint("Call memtx.read in a read-write transaction.")));
 		values[0] = Int64GetDatum(t->id);
 		values[1] = RecIdsDatum(seen, nseen);
 		MemtxExec(MemtxPlan(&remember,
@@ -208,6 +216,7 @@ memtx_read(PG_FUNCTION_ARGS)
 							"SELECT $1, unnest($2) ON CONFLICT DO NOTHING",
 							2, remember_types),
 				  values, NULL, 0);
+		TxnRenewLease(t);		/* it writes anyway */
 	}
 	MemtxCallEnd(&call);
 	return (Datum) 0;

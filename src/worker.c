@@ -464,6 +464,13 @@ memtx_worker_main(Datum main_arg)
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pgstat_report_appname("memtx worker");
 
+	/*
+	 * memtx runs at READ COMMITTED only (api.c): a server-wide default of
+	 * another level must not stop expiry.  Autovacuum does the same.
+	 */
+	SetConfigOption("default_transaction_isolation", "read committed",
+					PGC_SUSET, PGC_S_OVERRIDE);
+
 	ereport(LOG,
 			(errmsg("memtx worker started for database \"%s\"", dbname)));
 

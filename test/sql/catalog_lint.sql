@@ -40,6 +40,11 @@ SELECT p.oid::regprocedure AS bad_search_path, c
    AND c <> 'search_path=pg_catalog, pg_temp';
 -- every function has a comment
 SELECT f AS uncommented FROM pg_temp.memtx_functions() f WHERE obj_description(f, 'pg_proc') IS NULL;
+-- no trigger function is executable by PUBLIC (nobody attaches one to a table of theirs)
+SELECT p.oid::regprocedure AS public_trigger_function
+  FROM pg_proc p
+ WHERE p.oid IN (SELECT pg_temp.memtx_functions()) AND p.prorettype = 'trigger'::regtype
+   AND has_function_privilege('public', p.oid, 'EXECUTE');
 -- every SECURITY DEFINER function pins search_path
 SELECT p.oid::regprocedure AS definer_unpinned
   FROM pg_proc p

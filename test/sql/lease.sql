@@ -19,9 +19,9 @@ SELECT * FROM memtx.expire_transactions();
 SELECT id, status FROM memtx.transactions ORDER BY id;
 
 SELECT pg_sleep(0.6);
-SELECT count(*) FROM memtx.read(3);     -- renews 3's lease
+SELECT memtx.stage(3, 'g', 'a', '1');   -- 4: renews 3's lease
 SELECT pg_sleep(0.6);
-SELECT memtx.stage(3, 'g', 'a', '1');   -- 4: past the first lease, within the renewed one
+SELECT count(*) FROM memtx.read(3);     -- past the first lease, within the renewed one
 SELECT record_id, state FROM memtx.commit(3);
 
 -- 2 has been idle for longer than its lease: every call on it fails, and writes nothing

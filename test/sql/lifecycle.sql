@@ -42,3 +42,58 @@ SELECT pg_temp.try('UPDATE memtx.records SET reason = ''note'' WHERE id = 1');
 SELECT rolsuper FROM pg_roles WHERE rolname = current_user;
 SELECT pg_temp.try(format('UPDATE memtx.records SET state = ''raw'' WHERE id = %s',
        (SELECT n FROM pairs WHERE from_state = 'revoked' AND to_state = 'raw')));
+
+-- after staging only the state and its reason, the settlement positions and
+-- the stored outcome (once) may change; the permission block, validity,
+-- confidence and the rest are fixed for every role, superusers included
+INSERT INTO memtx.records (id, tx_id, namespace, entity, attribute, value, state, source, authority, confidence,
+                           owner, readers, writers, scope, valid, observed_at, staged_xid, staged_pos)
+VALUES (1000, 1, 'default', 'acct:1', 'limit', '100', 'tentative', 'ledger', 0.5, 0.9, current_user,
+        '{}', '{}', 'private', '[2030-01-01,2031-01-01)', '2029-12-01', pg_current_xact_id(), 1000);
+SELECT c AS column_name, pg_temp.try(format('UPDATE memtx.records SET %s WHERE id = 1000', c)) AS outcome
+  FROM unnest(ARRAY[
+         'id = 1001', 'tx_id = tx_id', 'namespace = ''other''', 'attribute = ''other''', 'value = ''null''',
+         'source = ''oracle''', 'authority = 1', 'confidence = 1', 'owner = ''someone_else''',
+         'readers = ''{public}''', 'writers = ''{public}''', 'scope = ''public''',
+         'valid = ''(,)''', 'observed_at = NULL', 'staged_xid = pg_current_xact_id()',
+         'staged_pos = 1', 'created_at = now() - interval ''1 day''',
+         'reason = ''note''', 'settled_xid = pg_current_xact_id()', 'settled_pos = 1001',
+         'committed_xid = pg_current_xact_id()', 'committed_seq = 1001',
+         'verdict = ''quarantined'', verdict_reason = ''low_evidence''',
+         'verdict = ''committed''', 'verdict_reason = NULL']) c;
+SELECT scope, readers, confidence, valid, verdict, verdict_reason FROM memtx.records WHERE id = 1000;
+
+-- erasure: erased_at from unset to set, and in the same UPDATE the value to
+-- JSON null (the column comes with memtx.erase; added here if it is missing)
+SET client_min_messages = warning;
+ALTER TABLE memtx.records ADD COLUMN IF NOT EXISTS erased_at timestamptz;
+RESET client_min_messages;
+SELECT c AS column_name, pg_temp.try(format('UPDATE memtx.records SET %s WHERE id = 1000', c)) AS outcome
+  FROM unnest(ARRAY[
+         'value = ''null''',
+         'value = ''0'', erased_at = now()',
+         'value = ''{}'', erased_at = now()',
+         'value = ''null'', erased_at = now()',
+         'erased_at = NULL',
+         'erased_at = now() + interval ''1 day''',
+         'value = ''100''']) c;
+SELECT value, erased_at IS NOT NULL AS erased FROM memtx.records WHERE id = 1000;
+
+-- the guard runs on memtx.records only: nobody but the owner may attach it,
+-- and attached elsewhere (here by a superuser) it refuses with 39P01
+SELECT has_function_privilege('public', 'memtx.lifecycle_guard()', 'EXECUTE') AS public_may_execute;
+CREATE ROLE regress_memtx_lifecycle_agent;
+SET ROLE regress_memtx_lifecycle_agent;
+CREATE TEMP TABLE records (id int, state memtx.state);
+CREATE TRIGGER guard BEFORE UPDATE ON pg_temp.records FOR EACH ROW EXECUTE FUNCTION memtx.lifecycle_guard();
+RESET ROLE;
+CREATE TRIGGER guard BEFORE UPDATE ON pg_temp.records FOR EACH ROW EXECUTE FUNCTION memtx.lifecycle_guard();
+INSERT INTO pg_temp.records VALUES (1, 'tentative');
+UPDATE pg_temp.records SET state = 'committed';
+CREATE TABLE public.lifecycle_other (state memtx.state);
+CREATE TRIGGER guard BEFORE UPDATE ON public.lifecycle_other FOR EACH ROW EXECUTE FUNCTION memtx.lifecycle_guard();
+INSERT INTO public.lifecycle_other VALUES ('tentative');
+UPDATE public.lifecycle_other SET state = 'committed';
+DROP TABLE public.lifecycle_other;
+DROP TABLE pg_temp.records;
+DROP ROLE regress_memtx_lifecycle_agent;

@@ -18,6 +18,9 @@ SELECT pg_temp.try('SELECT memtx.register_source(NULL, 0.5)');
 SELECT pg_temp.try('SELECT memtx.register_source(''x'', NULL)');
 SELECT pg_temp.try('SELECT memtx.register_source(''x'', 1.01)');
 SELECT pg_temp.try('SELECT memtx.register_source(''x'', -0.01)');
+-- the message prints every digit that matters
+SELECT pg_temp.try('SELECT memtx.register_source(''x'', 1.0000001)');
+SELECT pg_temp.try('SELECT memtx.register_source(''x'', -1e-300)');
 SELECT pg_temp.try('SELECT memtx.register_source(''x'', ''NaN'')');
 SELECT pg_temp.try('SELECT memtx.register_source('''', 0.5)');
 SELECT pg_temp.try(format('SELECT memtx.register_source(%L, 0.5)', repeat('x', 300)));
@@ -41,6 +44,8 @@ SET ROLE regress_memtx_planner;
 SELECT pg_temp.try('SELECT memtx.register_source(''mine'', 1.0)');
 SELECT pg_temp.try('SELECT memtx.register_tool(''mine'', true)');
 SELECT pg_temp.try('SELECT memtx.set_role_tier(''regress_memtx_planner'', ''low'')');
+-- a non-harness learns nothing about roles: the harness check comes first
+SELECT pg_temp.try('SELECT memtx.set_role_tier(''regress_memtx_nobody'', ''low'')');
 RESET ROLE;
 -- a member of memtx.harness_role is a harness
 CREATE ROLE regress_memtx_harness;

@@ -80,6 +80,7 @@ SELECT pg_temp.try(format('SELECT memtx.stage(1, ''e'', ''a'', to_jsonb(%L::text
 -- numbers outside 0..1
 SELECT pg_temp.try('SELECT memtx.stage(1, ''e'', ''a'', ''1'', confidence => 1.01)');
 SELECT pg_temp.try('SELECT memtx.stage(1, ''e'', ''a'', ''1'', confidence => -0.01)');
+SELECT pg_temp.try('SELECT memtx.stage(1, ''e'', ''a'', ''1'', confidence => 1.0000001)');
 SELECT pg_temp.try('SELECT memtx.stage(1, ''e'', ''a'', ''1'', confidence => ''NaN'')');
 SELECT pg_temp.try('SELECT memtx.stage(1, ''e'', ''a'', ''1'', confidence => NULL)');
 SELECT pg_temp.try('SELECT memtx.register_source(''loud'', 1.5)');
