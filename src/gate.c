@@ -242,10 +242,11 @@ memtx_gate(PG_FUNCTION_ARGS)
 
 /*
  * Check act's declared inputs (distinct, sorted, from RecIdArray); returns a
- * reason or NULL, the offending ids in *bad.  Unknown ids are errors.
+ * reason or NULL, the offending ids in *bad.  Unknown ids, and ids the caller
+ * may not read, are errors.
  */
 static const char *
-GateInputs(MemtxTxn *t, ArrayType *inputs, int n, Datum *bad)
+GateInputs(MemtxCall *call, MemtxTxn *t, ArrayType *inputs, int n, Datum *bad)
 {
 	MemtxRec   *recs;
 	Datum	   *offenders;
@@ -255,7 +256,7 @@ GateInputs(MemtxTxn *t, ArrayType *inputs, int n, Datum *bad)
 	*bad = GateEmptyIds();
 	if (n == 0)
 		return NULL;
-	recs = RecFetchByIds(inputs, n, "input record");
+	recs = RecFetchByIds(call, inputs, n, "input record");
 	offenders = palloc(sizeof(Datum) * n);
 	for (int i = 0; i < n; i++)
 		if (!VisVisible(t, &recs[i]))
@@ -372,12 +373,12 @@ memtx_act(PG_FUNCTION_ARGS)
 	blockers = g.blockers;
 	if (reason == NULL)
 	{
-		reason = GateInputs(t, inputs, ninputs, &blockers);
+		reason = GateInputs(&call, t, inputs, ninputs, &blockers);
 		if (reason == NULL && !reversible && t->tier == MT_EXTERNAL_ACTION && ninputs == 0)
 			reason = "inputs_required";
 	}
 	else
-		(void) GateInputs(t, inputs, ninputs, &values[0]);	/* unknown ids are errors regardless */
+		(void) GateInputs(&call, t, inputs, ninputs, &values[0]);	/* unknown ids are errors regardless */
 
 	if (reason == NULL)
 	{
