@@ -123,12 +123,12 @@ RecIdArray(ArrayType *arr, const char *name, int *count)
 
 /*
  * Load the records with ids (distinct and sorted, from RecIdArray), in id
- * order.  One the caller may not read is refused exactly like one that does
- * not exist (42704, naming it as "what"): an error must not tell whether an
- * unreadable record exists.
+ * order.  One that neither the caller nor "agent" (InvalidOid: nobody) may
+ * read is refused exactly like one that does not exist (42704, naming it as
+ * "what"): an error must not tell whether an unreadable record exists.
  */
 MemtxRec *
-RecFetchByIds(MemtxCall *call, ArrayType *ids, int n, const char *what)
+RecFetchByIds(MemtxCall *call, Oid agent, ArrayType *ids, int n, const char *what)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8ARRAYOID};
@@ -149,7 +149,7 @@ RecFetchByIds(MemtxCall *call, ArrayType *ids, int n, const char *what)
 	deconstruct_array(ids, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, NULL, &k);
 	for (int i = 0; i < k; i++)
 		if ((uint64) i >= found || recs[i].id != DatumGetInt64(elems[i]) ||
-			!VisReadable(call->caller, &recs[i]))
+			!(VisReadable(call->caller, &recs[i]) || VisReadable(agent, &recs[i])))
 			RecNotFound(what, DatumGetInt64(elems[i]));
 	return recs;
 }

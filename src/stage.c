@@ -46,7 +46,7 @@ StageCheckParents(MemtxCall *call, MemtxTxn *t, ArrayType *parents, int nparents
 
 	if (nparents == 0)
 		return false;
-	recs = RecFetchByIds(call, parents, nparents, "parent record");
+	recs = RecFetchByIds(call, InvalidOid, parents, nparents, "parent record");
 	for (int i = 0; i < nparents; i++)
 	{
 		MemtxRec	rec = recs[i];

@@ -59,6 +59,16 @@ SELECT pg_temp.err(format('SELECT memtx.stage(%s, ''e'', ''a'', ''1'')', :stx)) 
 SELECT pg_temp.err('SELECT memtx.begin(namespace => ''tenant-secret'')') AS foreign_namespace;
 RESET ROLE;
 
+-- a harness acting for an agent may name an input the agent reads and it does not
+CREATE ROLE regress_memtx_lk_harness;
+SET memtx.harness_role = 'regress_memtx_lk_harness';
+SET ROLE regress_memtx_lk_harness;
+SELECT memtx.begin(agent => 'regress_memtx_lk_owner') AS htx \gset
+SELECT allowed, reason FROM memtx.act(:htx, 'notify', '{}', ARRAY[:private_rec]::bigint[]);
+SELECT pg_temp.err(format('SELECT memtx.act(%s, ''notify'', ''{}'', ARRAY[%s]::bigint[])', :htx, :missing)) AS missing_input;
+RESET ROLE;
+RESET memtx.harness_role;
+
 -- the harness still finds every record
 SELECT count(*) > 0 AS harness_revokes FROM memtx.revoke(:private_secret_ns);
 
@@ -66,3 +76,4 @@ DROP EXTENSION memtx CASCADE;
 DROP ROLE regress_memtx_lk_owner;
 DROP ROLE regress_memtx_lk_reader;
 DROP ROLE regress_memtx_lk_outsider;
+DROP ROLE regress_memtx_lk_harness;
