@@ -1262,13 +1262,14 @@ def l_public(c, D):
 @scenario("main", F, "unreadable-parent")
 def l_unreadable(c, D):
     """{x} cites {a}'s private record as a parent; staging requires being able to read every
-    declared parent, so the call fails with insufficient_privilege and writes nothing."""
+    declared parent, and one it may not read is refused like one that does not exist
+    (undefined_object, so the error does not reveal it), writing nothing."""
     x = D["x"]
     private_seed(c, D)
     c.begin(x, "t1")
     c.stage(x, "steal", D["se"], D["sa"], "copied", derived_from=["$secret"], scope="public",
-            expect_error="42501")
-    c.perm_err("steal")
+            expect_error="42704")
+    c.perm_err("steal", "42704")
 
 
 @scenario("main", F, "summary-of-private")
@@ -2766,17 +2767,17 @@ def h_launder_stale(c, D):
 @scenario("hardened", F, "dirty-laundering")
 def h_launder_dirty(c, D):
     """{b} derives a public post from {a}'s uncommitted private draft it cannot read: the
-    stage is refused outright (insufficient_privilege); {b} then tries to commit {a}'s
+    stage is refused outright, as for a parent that does not exist (undefined_object); {b} then tries to commit {a}'s
     transaction itself, which only its agent or a harness may do (insufficient_privilege);
     {a}'s draft commits, private."""
     a, b = D["a"], D["b"]
     c.begin(a, "t1")
     c.stage(a, "draft", D["pe"], D["pa"], D["pv"], source=D["hi"])
     c.begin(b, "tb")
-    c.stage(b, "post", D["se"], D["sa"], "leak", derived_from=["$draft"], scope="public", expect_error="42501")
+    c.stage(b, "post", D["se"], D["sa"], "leak", derived_from=["$draft"], scope="public", expect_error="42704")
     c.ev("commit", b, "hijack", tx="$t1", expect_error="42501")
     c.commit(a, "t1")
-    c.perm_err("post")
+    c.perm_err("post", "42704")
     c.perm_err("hijack")
     c.ok(D["pe"], D["pa"], D["pv"])
 

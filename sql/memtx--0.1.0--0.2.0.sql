@@ -118,3 +118,59 @@ CREATE OR REPLACE VIEW memtx.stats AS
 -- trigger fires whatever the privileges of the role whose UPDATE fires it.
 REVOKE EXECUTE ON FUNCTION memtx.lifecycle_guard() FROM PUBLIC;
 COMMENT ON FUNCTION memtx.lifecycle_guard() IS 'trigger of memtx.records only: refuses lifecycle moves outside the legal transition relation and changes to a record''s content after staging';
+
+-- Namespaces are tenancy (hardening item 14)
+--
+-- A role may begin in a namespace other than 'default' only when it is a
+-- member of a role granted that namespace (or a harness).  Members are kept
+-- as role names and checked by membership at begin, like owners and readers:
+-- a name that no longer names a role matches nobody.
+CREATE TABLE memtx.namespace_members (
+    namespace  text NOT NULL CHECK (namespace <> '' AND namespace <> 'default' AND octet_length(namespace) <= 256),
+    role_name  text NOT NULL CHECK (role_name <> ''),
+    granted_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    PRIMARY KEY (namespace, role_name)
+);
+COMMENT ON TABLE memtx.namespace_members IS 'namespace tenancy: the roles whose members may begin transactions in each namespace (default is open to every role)';
+REVOKE ALL ON memtx.namespace_members FROM PUBLIC;
+-- A namespace's name is a tenant's: each role sees the grants it holds
+-- (directly or through a role it belongs to), nothing else.
+GRANT SELECT ON memtx.namespace_members TO PUBLIC;
+ALTER TABLE memtx.namespace_members ENABLE ROW LEVEL SECURITY;
+CREATE POLICY namespace_members_own ON memtx.namespace_members FOR SELECT
+    USING (memtx.can_read(role_name, NULL, NULL));
+SELECT pg_catalog.pg_extension_config_dump('memtx.namespace_members', '');
+
+CREATE FUNCTION memtx.grant_namespace(namespace text, role text) RETURNS void
+    AS 'MODULE_PATHNAME', 'memtx_grant_namespace'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off;
+COMMENT ON FUNCTION memtx.grant_namespace(text, text) IS 'harness: let the members of a role begin transactions in a namespace';
+CREATE FUNCTION memtx.revoke_namespace(namespace text, role text) RETURNS void
+    AS 'MODULE_PATHNAME', 'memtx_revoke_namespace'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off;
+COMMENT ON FUNCTION memtx.revoke_namespace(text, text) IS 'harness: withdraw a namespace grant; later begins of the role there are refused, open transactions run on';
+REVOKE ALL ON FUNCTION memtx.grant_namespace(text, text), memtx.revoke_namespace(text, text) FROM PUBLIC;
+-- Executable by all: the functions refuse every caller but a harness
+-- themselves (the harness role is a setting, not a fixed role to grant to).
+GRANT EXECUTE ON FUNCTION memtx.grant_namespace(text, text), memtx.revoke_namespace(text, text) TO PUBLIC;
+
+-- Sources: claimants (hardening item 14)
+--
+-- A source registered with claimants may be staged with only by members of
+-- those roles (or a harness); NULL claimants: by anyone, as in 0.1.0.  The
+-- two-argument form keeps working: it is the three-argument one with its
+-- default, and the C function reads the third argument only when it is there.
+ALTER TABLE memtx.sources ADD COLUMN claimants text[]
+    CHECK (pg_catalog.array_position(claimants, NULL) IS NULL);
+COMMENT ON COLUMN memtx.sources.claimants IS 'roles whose members may stage with this source (NULL: every role)';
+DROP FUNCTION memtx.register_source(text, double precision);
+CREATE FUNCTION memtx.register_source(name text, authority double precision, claimants text[] DEFAULT NULL) RETURNS void
+    AS 'MODULE_PATHNAME', 'memtx_register_source'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off;
+COMMENT ON FUNCTION memtx.register_source(text, double precision, text[]) IS 'harness: register or update a source, its authority (0..1) and the roles that may claim it (NULL: any)';
+REVOKE ALL ON FUNCTION memtx.register_source(text, double precision, text[]) FROM PUBLIC;
+-- Executable by all: the function refuses every caller but a harness itself.
+GRANT EXECUTE ON FUNCTION memtx.register_source(text, double precision, text[]) TO PUBLIC;

@@ -49,5 +49,11 @@ extern bool MemtxIsHarness(Oid role);
 extern void MemtxRequireHarness(MemtxCall *call, const char *what);
 extern bool MemtxRoleIsMember(Oid role, const char *rolename);
 extern bool MemtxRoleInAny(Oid role, ArrayType *names);
+extern void MemtxCheckRoleName(const char *rolename, const char *what);
+extern void MemtxCheckRoleNames(ArrayType *arr, const char *name);
+
+/* Namespace tenancy (permissions.c): "default" is open to every role. */
+#define MEMTX_OPEN_NAMESPACE "default"
+extern bool MemtxNamespaceMember(Oid role, const char *ns);
 
 #endif							/* MEMTX_API_H */

@@ -38,6 +38,7 @@
 #include "events.h"
 #include "locks.h"
 #include "record.h"
+#include "visibility.h"
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -320,7 +321,7 @@ CascadeRun(const char *ns, int64 *roots, int nroots,
 		CascadeRepairBelow(root, false, &rootlog[r], &rootcomp[r]);
 		CascadeLog(root, &rootlog[r], note, out);
 		written += rootlog[r].n;
-		MemtxNotify("cascade", ns, 0, root, root_reason, rootlog[r].n);
+		MemtxNotify("cascade", 0, root, root_reason, rootlog[r].n);
 	}
 	return written;
 }
@@ -343,7 +344,7 @@ CascadeRepairActions(const char *ns, int64 root, const char *reason)
 	if (log.n == 0)
 		return;
 	CascadeLog(root, &log, NULL, NULL);
-	MemtxNotify("cascade", ns, 0, root, reason, log.n);
+	MemtxNotify("cascade", 0, root, reason, log.n);
 }
 
 /*
@@ -385,8 +386,7 @@ memtx_revoke(PG_FUNCTION_ARGS)
 	MemtxCall	call;
 	Datum		values[1];
 	int64		id;
-	char	   *ns;
-	char	   *owner;
+	MemtxRec	rec;
 	char	   *note = NULL;
 
 	MemtxRequireArg(fcinfo, 0, "record id");
@@ -403,23 +403,24 @@ memtx_revoke(PG_FUNCTION_ARGS)
 
 	MemtxCallBegin(&call);
 	values[0] = Int64GetDatum(id);
-	MemtxExec(MemtxPlan(&load,
-						"SELECT namespace, owner FROM memtx.records WHERE id = $1",
-						1, types),
+	MemtxExec(MemtxPlan(&load, "SELECT r.* FROM memtx.records r WHERE r.id = $1", 1, types),
 			  values, NULL, 1);
+	/* a record the caller may not read answers as one that does not exist */
 	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("record %lld does not exist", (long long) id)));
-	ns = MemtxGetText(0, 1);
-	owner = MemtxGetText(0, 2);
-	if (!MemtxRoleIsMember(call.caller, owner) && !MemtxIsHarness(call.caller))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to revoke record %lld", (long long) id),
-				 errdetail("Only its owner \"%s\" or a harness may revoke it.", owner)));
+		RecNotFound("record", id);
+	RecParse(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &rec);
+	if (!MemtxIsHarness(call.caller))
+	{
+		if (!VisReadable(call.caller, &rec))
+			RecNotFound("record", id);
+		if (!MemtxRoleIsMember(call.caller, rec.owner))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to revoke record %lld", (long long) id),
+					 errdetail("Only its owner or a harness may revoke it.")));
+	}
 
-	CascadeRun(ns, &id, 1, "revoked", note, rsinfo->setResult);
+	CascadeRun(rec.namespace, &id, 1, "revoked", note, rsinfo->setResult);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
@@ -448,7 +449,7 @@ CascadeAbortTxn(MemtxTxn *t, const char *reason,
 	CascadeRun(t->namespace, ids, (int) n, reason, NULL, out);
 	TxnEnd(t, "aborted", reason);
 	MemtxNotify(strcmp(reason, "expired") == 0 ? "expired" : "aborted",
-				t->namespace, t->id, 0, reason, (int64) n);
+				t->id, 0, reason, (int64) n);
 }
 
 /*

@@ -6,7 +6,8 @@
 
 #include "memtx.h"
 
-extern void MemtxNotify(const char *event, const char *ns, int64 tx, int64 record,
-						const char *reason, int64 count);
+/* Payloads carry ids, counts and protocol codes only (events.c). */
+extern void MemtxNotify(const char *event, int64 tx, int64 record, const char *reason,
+						int64 count);
 
 #endif							/* MEMTX_EVENTS_H */

@@ -289,12 +289,13 @@ GateRevokedInputs(MemtxTxn *t, MemtxRec *recs, int n, Datum *offenders)
 
 /*
  * Check act's declared inputs (distinct, sorted, from RecIdArray); returns a
- * reason or NULL, the offending ids in *bad.  Unknown ids are errors.  In
- * order: revoked_parent (at every tier and level, SPEC §16), then
- * input_not_visible, then input_not_action_safe.
+ * reason or NULL, the offending ids in *bad.  Unknown ids, and ids neither
+ * the caller nor the agent may read, are errors.  In order: revoked_parent
+ * (at every tier and level, SPEC §16), then input_not_visible, then
+ * input_not_action_safe.
  */
 static const char *
-GateInputs(MemtxTxn *t, ArrayType *inputs, int n, Datum *bad)
+GateInputs(MemtxCall *call, MemtxTxn *t, ArrayType *inputs, int n, Datum *bad)
 {
 	MemtxRec   *recs;
 	Datum	   *offenders;
@@ -304,7 +305,8 @@ GateInputs(MemtxTxn *t, ArrayType *inputs, int n, Datum *bad)
 	*bad = GateEmptyIds();
 	if (n == 0)
 		return NULL;
-	recs = RecFetchByIds(inputs, n, "input record");
+	/* a harness acting for the agent may name what the agent reads */
+	recs = RecFetchByIds(call, t->agent_oid, inputs, n, "input record");
 	offenders = palloc(sizeof(Datum) * n);
 	nbad = GateRevokedInputs(t, recs, n, offenders);
 	if (nbad > 0)
@@ -439,12 +441,12 @@ memtx_act(PG_FUNCTION_ARGS)
 	blockers = g.blockers;
 	if (reason == NULL)
 	{
-		reason = GateInputs(t, inputs, ninputs, &blockers);
+		reason = GateInputs(&call, t, inputs, ninputs, &blockers);
 		if (reason == NULL && !reversible && t->tier == MT_EXTERNAL_ACTION && ninputs == 0)
 			reason = "inputs_required";
 	}
 	else
-		(void) GateInputs(t, inputs, ninputs, &values[0]);	/* unknown ids are errors regardless */
+		(void) GateInputs(&call, t, inputs, ninputs, &values[0]);	/* unknown ids are errors regardless */
 
 	if (reason == NULL)
 	{

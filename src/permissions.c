@@ -6,6 +6,12 @@
  * granting or revoking a role takes effect at once; a name that no longer
  * names a role matches nobody.  The harness is a superuser or a member of
  * the role named by memtx.harness_role.
+ *
+ * Namespaces are tenancy: a role may begin in a namespace only as a member
+ * of a role granted it (memtx.namespace_members, kept by the harness), or as
+ * a harness; namespace "default" is open to every role.  Errors never name
+ * what the caller may not read, and a record id the caller may not read
+ * answers like one that does not exist.
  */
 #include "api.h"
 
@@ -52,6 +58,47 @@ MemtxIsHarness(Oid role)
 	return MemtxRoleIsMember(role, memtx_harness_role);
 }
 
+/* Refuse a name that names no role (42704); "what", when given, says where it came from. */
+void
+MemtxCheckRoleName(const char *rolename, const char *what)
+{
+	if (OidIsValid(get_role_oid(rolename, true)))
+		return;
+	if (what)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role \"%s\" in %s does not exist", rolename, what)));
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("role \"%s\" does not exist", rolename)));
+}
+
+/*
+ * Check an array of role names (readers, writers, claimants): one dimension,
+ * no NULLs, every name a role.
+ */
+void
+MemtxCheckRoleNames(ArrayType *arr, const char *name)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array", name)));
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain nulls", name)));
+		MemtxCheckRoleName(TextDatumGetCString(elems[i]), name);
+	}
+}
+
 void
 MemtxRequireHarness(MemtxCall *call, const char *what)
 {
@@ -62,6 +109,32 @@ MemtxRequireHarness(MemtxCall *call, const char *what)
 				 errdetail("Role \"%s\" is not a harness.", call->caller_name),
 				 errhint("Only superusers and members of the role named by memtx.harness_role (\"%s\") may do this.",
 						 memtx_harness_role ? memtx_harness_role : "")));
+}
+
+/*
+ * Whether role may begin in namespace ns: it is "default", the role is a
+ * harness, or a member of a role granted the namespace.  Runs inside an API
+ * call (SPI connected, as the extension owner).
+ */
+bool
+MemtxNamespaceMember(Oid role, const char *ns)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {TEXTOID};
+	Datum		values[1];
+	bool		isnull;
+	Datum		members;
+
+	if (strcmp(ns, MEMTX_OPEN_NAMESPACE) == 0 || MemtxIsHarness(role))
+		return true;
+	values[0] = CStringGetTextDatum(ns);
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT pg_catalog.array_agg(role_name) FROM memtx.namespace_members "
+						"WHERE namespace = $1",
+						1, types),
+			  values, NULL, 1);
+	members = MemtxGet(0, 1, &isnull);
+	return !isnull && MemtxRoleInAny(role, DatumGetArrayTypeP(members));
 }
 
 /*

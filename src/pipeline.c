@@ -262,7 +262,7 @@ memtx_commit(PG_FUNCTION_ARGS)
 			if (repair_actions)
 				CascadeRepairActions(t->namespace, recs[i].id, reason);
 			if (strcmp(reason, "needs_review") == 0)
-				MemtxNotify("review", t->namespace, t->id, recs[i].id, reason, 0);
+				MemtxNotify("review", t->id, recs[i].id, reason, 0);
 		}
 	}
 
@@ -270,7 +270,7 @@ memtx_commit(PG_FUNCTION_ARGS)
 	status = npassed == nstaged ? "committed" :
 		(npassed == 0 ? "aborted" : "partially_committed");
 	TxnEnd(t, status, NULL);
-	MemtxNotify("commit", t->namespace, t->id, 0, status, nstaged);
+	MemtxNotify("commit", t->id, 0, status, nstaged);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
@@ -339,7 +339,7 @@ memtx_resolve(PG_FUNCTION_ARGS)
 	if (!accept)
 	{
 		CascadeRun(rec.namespace, &id, 1, "revoked", "review rejected", NULL);
-		MemtxNotify("resolved", rec.namespace, rec.tx_id, id, "revoked", 0);
+		MemtxNotify("resolved", rec.tx_id, id, "revoked", 0);
 		MemtxCallEnd(&call);
 		PG_RETURN_DATUM(MemtxStateDatum(fcinfo, MS_REVOKED));
 	}
@@ -376,7 +376,7 @@ memtx_resolve(PG_FUNCTION_ARGS)
 	}
 	PipelinePromote(id, strcmp(tier, "external_action") == 0, false);
 	result = strcmp(tier, "external_action") == 0 ? MS_ACTION_SAFE : MS_COMMITTED;
-	MemtxNotify("resolved", rec.namespace, rec.tx_id, id, MemtxStateNames[result], 0);
+	MemtxNotify("resolved", rec.tx_id, id, MemtxStateNames[result], 0);
 	MemtxCallEnd(&call);
 	PG_RETURN_DATUM(MemtxStateDatum(fcinfo, result));
 }

@@ -4,9 +4,11 @@
  * RecParse turns a full memtx.records row (SELECT r.*) into a MemtxRec;
  * RecIdArray and RecFetchByIds check and load the records a call names
  * (parents of a stage, inputs of an act), so both refuse NULLs, huge arrays
- * and unknown ids the same way.
+ * and unknown ids the same way, and an id the caller may not read like an
+ * unknown one.
  */
 #include "record.h"
+#include "visibility.h"
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
@@ -121,10 +123,12 @@ RecIdArray(ArrayType *arr, const char *name, int *count)
 
 /*
  * Load the records with ids (distinct and sorted, from RecIdArray), in id
- * order; a missing one is an error (23503) naming it as "what".
+ * order.  One that neither the caller nor "agent" (InvalidOid: nobody) may
+ * read is refused exactly like one that does not exist (42704, naming it as
+ * "what"): an error must not tell whether an unreadable record exists.
  */
 MemtxRec *
-RecFetchByIds(ArrayType *ids, int n, const char *what)
+RecFetchByIds(MemtxCall *call, Oid agent, ArrayType *ids, int n, const char *what)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8ARRAYOID};
@@ -144,9 +148,18 @@ RecFetchByIds(ArrayType *ids, int n, const char *what)
 		RecParse(SPI_tuptable->vals[j], SPI_tuptable->tupdesc, &recs[j]);
 	deconstruct_array(ids, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, NULL, &k);
 	for (int i = 0; i < k; i++)
-		if ((uint64) i >= found || recs[i].id != DatumGetInt64(elems[i]))
-			ereport(ERROR,
-					(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
-					 errmsg("%s %lld does not exist", what, (long long) DatumGetInt64(elems[i]))));
+		if ((uint64) i >= found || recs[i].id != DatumGetInt64(elems[i]) ||
+			!(VisReadable(call->caller, &recs[i]) || VisReadable(agent, &recs[i])))
+			RecNotFound(what, DatumGetInt64(elems[i]));
 	return recs;
+}
+
+/* The one error for a record id that does not exist or may not be read. */
+void
+RecNotFound(const char *what, int64 id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("%s %lld does not exist", what, (long long) id),
+			 errdetail("Or the calling role may not read it.")));
 }

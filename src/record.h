@@ -48,7 +48,9 @@ extern int	MemtxLabelIndex(const char *const *names, int n, const char *label);
 extern ArrayType *RecIdArray(ArrayType *arr, const char *name, int *count);
 /* A bigint[] of n ids (int8 datums). */
 extern Datum RecIdsDatum(Datum *ids, int n);
-extern MemtxRec *RecFetchByIds(ArrayType *ids, int n, const char *what);
+extern MemtxRec *RecFetchByIds(MemtxCall *call, Oid agent, ArrayType *ids, int n,
+							   const char *what);
+extern void RecNotFound(const char *what, int64 id) pg_attribute_noreturn();
 
 /* visibility.c */
 #endif							/* MEMTX_RECORD_H */

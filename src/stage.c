@@ -4,7 +4,12 @@
  * Staging writes one tentative record and its derived-from edges.  Parents
  * must exist when the child is staged, lie in the same namespace and be
  * readable by the caller, so edges always point to older records, the DAG
- * cannot cycle, and no principal derives from what it cannot see.  A record
+ * cannot cycle, and no principal derives from what it cannot see; a parent
+ * the caller may not read is refused exactly like a missing one, and no
+ * error names another namespace.  A source registered with claimants may be
+ * claimed only by their members (or a harness), and an observation time is
+ * finite and not later than memtx.now(), so no record can claim freshness it
+ * does not have.  A record
  * staged without observed_at inherits its parents' latest: provenance follows
  * content, so a retry re-deriving from an old tool result stays as old as it.
  *
@@ -27,38 +32,10 @@
 
 #define MEMTX_MAX_VALUE_BYTES (1024 * 1024)
 
-/* Reject NULL and unknown role names in readers/writers. */
-static void
-StageCheckRoles(ArrayType *arr, const char *name)
-{
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("%s must be a one-dimensional array", name)));
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
-	for (int i = 0; i < n; i++)
-	{
-		char	   *role;
-
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s must not contain nulls", name)));
-		role = TextDatumGetCString(elems[i]);
-		if (!OidIsValid(get_role_oid(role, true)))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("role \"%s\" in %s does not exist", role, name)));
-	}
-}
-
 /*
- * Check the declared parents: they exist, share the namespace and are
- * readable by the caller.  Returns the latest observed_at among them.
+ * Check the declared parents: they exist, are readable by the caller (one
+ * that is not is refused like one that does not exist) and share the
+ * namespace.  Returns the latest observed_at among them.
  */
 static bool
 StageCheckParents(MemtxCall *call, MemtxTxn *t, ArrayType *parents, int nparents,
@@ -69,7 +46,7 @@ StageCheckParents(MemtxCall *call, MemtxTxn *t, ArrayType *parents, int nparents
 
 	if (nparents == 0)
 		return false;
-	recs = RecFetchByIds(parents, nparents, "parent record");
+	recs = RecFetchByIds(call, InvalidOid, parents, nparents, "parent record");
 	for (int i = 0; i < nparents; i++)
 	{
 		MemtxRec	rec = recs[i];
@@ -77,14 +54,8 @@ StageCheckParents(MemtxCall *call, MemtxTxn *t, ArrayType *parents, int nparents
 		if (strcmp(rec.namespace, t->namespace) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("parent record %lld is in namespace \"%s\", not \"%s\"",
-							(long long) rec.id, rec.namespace, t->namespace),
+					 errmsg("parent record %lld is in another namespace", (long long) rec.id),
 					 errdetail("No memtx operation spans two namespaces.")));
-		if (!VisReadable(call->caller, &rec))
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("permission denied to derive from record %lld", (long long) rec.id),
-					 errdetail("Role \"%s\" cannot read it.", call->caller_name)));
 		if (rec.has_observed && (!have || rec.observed_at > *latest))
 		{
 			*latest = rec.observed_at;
@@ -95,6 +66,61 @@ StageCheckParents(MemtxCall *call, MemtxTxn *t, ArrayType *parents, int nparents
 }
 
 /*
+ * The authority of source (registered, else memtx.default_authority), after
+ * checking that the caller may claim it: a source registered with claimants
+ * is for their members and the harness only.
+ */
+static double
+StageSourceAuthority(MemtxCall *call, text *source)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {TEXTOID};
+	Datum		values[1];
+	bool		isnull;
+	Datum		claimants;
+	double		authority;
+
+	values[0] = PointerGetDatum(source);
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT authority, claimants FROM memtx.sources WHERE name = $1",
+						1, types),
+			  values, NULL, 1);
+	if (SPI_processed == 0)
+		return memtx_default_authority;
+	authority = MemtxGetFloat8(0, 1);
+	claimants = MemtxGet(0, 2, &isnull);
+	if (!isnull && !MemtxRoleInAny(call->caller, DatumGetArrayTypeP(claimants)) &&
+		!MemtxIsHarness(call->caller))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to stage with source \"%s\"", text_to_cstring(source)),
+				 errdetail("Role \"%s\" is not among the source's claimants.", call->caller_name)));
+	return authority;
+}
+
+/*
+ * An observation time must be finite and not in the future of memtx.now():
+ * a later one would win every observed_at comparison of its slot (§4 3d)
+ * until that time, and infinity forever.
+ */
+static void
+StageCheckObserved(TimestampTz observed)
+{
+	TimestampTz now = MemtxNow();
+
+	if (TIMESTAMP_NOT_FINITE(observed))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_FIELD_OVERFLOW),
+				 errmsg("observed_at must be finite")));
+	if (observed > now)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_FIELD_OVERFLOW),
+				 errmsg("observed_at must not be later than memtx.now()"),
+				 errdetail("observed_at is %s; memtx.now() is %s.",
+						   pstrdup(timestamptz_to_str(observed)), timestamptz_to_str(now))));
+}
+
+/*
  * memtx.stage(tx, entity, attribute, value, kind, source, confidence,
  *             derived_from, scope, readers, writers, valid, observed_at) → bigint
  */
@@ -102,10 +128,8 @@ PG_FUNCTION_INFO_V1(memtx_stage);
 Datum
 memtx_stage(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr authority_plan;
 	static SPIPlanPtr insert;
 	static SPIPlanPtr edges;
-	static const Oid authority_types[] = {TEXTOID};
 	static const Oid insert_types[] = {
 		INT8OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, FLOAT8OID,
 		FLOAT8OID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID
@@ -163,12 +187,14 @@ memtx_stage(PG_FUNCTION_ARGS)
 	scope = DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(8)));
 	readers = PG_ARGISNULL(9) ? construct_empty_array(TEXTOID) : PG_GETARG_ARRAYTYPE_P(9);
 	writers = PG_ARGISNULL(10) ? construct_empty_array(TEXTOID) : PG_GETARG_ARRAYTYPE_P(10);
-	StageCheckRoles(readers, "readers");
-	StageCheckRoles(writers, "writers");
+	MemtxCheckRoleNames(readers, "readers");
+	MemtxCheckRoleNames(writers, "writers");
 	if (!PG_ARGISNULL(11) && RangeIsEmpty(PG_GETARG_RANGE_P(11)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("validity range must not be empty")));
+	if (!PG_ARGISNULL(12))
+		StageCheckObserved(PG_GETARG_TIMESTAMPTZ(12));
 
 	MemtxCallBegin(&call);
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
@@ -181,17 +207,9 @@ memtx_stage(PG_FUNCTION_ARGS)
 		has_observed = true;
 	}
 
-	authority = memtx_default_authority;
-	if (!PG_ARGISNULL(5))
-	{
-		values[0] = PG_GETARG_DATUM(5);
-		MemtxExec(MemtxPlan(&authority_plan,
-							"SELECT authority FROM memtx.sources WHERE name = $1",
-							1, authority_types),
-				  values, NULL, 1);
-		if (SPI_processed > 0)
-			authority = MemtxGetFloat8(0, 1);
-	}
+	authority = PG_ARGISNULL(5)
+		? memtx_default_authority
+		: StageSourceAuthority(&call, PG_GETARG_TEXT_PP(5));
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(t->id);

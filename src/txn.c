@@ -26,6 +26,12 @@
  * never renews (SPEC §16 "Probes write nothing").  A call on an open
  * transaction whose lease ran out fails, probes included, and
  * memtx.expire_transactions() (or the worker) aborts it.
+ *
+ * Tenancy and tier.  A role begins only in a namespace it is a member of
+ * ("default" is open to all; permissions.c); a harness anywhere, for any
+ * agent.  Without a harness tier the tier is the highest configured for the
+ * calling role or the session user, so SET ROLE to a less trusted group role
+ * does not lower it.
  */
 #include "record.h"
 
@@ -168,7 +174,7 @@ TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_du
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for memtx transaction %lld", (long long) t->id),
-				 errdetail("The transaction belongs to agent \"%s\".", t->agent)));
+				 errdetail("Only its agent or a harness may operate on it.")));
 
 	t->lease_due = renew_due;
 	if (TXN_OPEN(t))
@@ -257,13 +263,44 @@ static const MemtxIsolation TierIsolation[] = {
 };
 
 /*
+ * The tier of a transaction begun without a harness tier: the highest tier
+ * configured for the agent a harness named, else for the calling role or the
+ * session user (so SET ROLE to a group role cannot lower it); with none
+ * configured, memtx.default_tier.
+ */
+static int
+TxnTierFloor(const char *agent, bool named)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {TEXTARRAYOID};
+	Datum		names[2];
+	int			n = 0;
+	Datum		values[1];
+	char	   *tier;
+
+	names[n++] = CStringGetTextDatum(agent);
+	if (!named)
+		names[n++] = CStringGetTextDatum(GetUserNameFromId(GetSessionUserId(), false));
+	values[0] = PointerGetDatum(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT pg_catalog.max(tier)::text FROM memtx.role_tiers "
+						"WHERE role_name = ANY ($1)",
+						1, types),
+			  values, NULL, 1);
+	tier = MemtxGetText(0, 1);
+	return tier ? MemtxLabelIndex(MemtxTierNames, 4, tier) : memtx_default_tier;
+}
+
+/*
  * memtx.begin(tier, agent, namespace, isolation) → bigint
+ *
+ * A role begins only in a namespace it is a member of (or "default"); a
+ * harness anywhere, for any agent.
  */
 PG_FUNCTION_INFO_V1(memtx_begin);
 Datum
 memtx_begin(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr role_tier;
 	static SPIPlanPtr insert;
 	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID};
 	MemtxCall	call;
@@ -300,20 +337,18 @@ memtx_begin(PG_FUNCTION_ARGS)
 	else
 		agent = call.caller_name;
 
+	if (!MemtxNamespaceMember(call.caller, ns))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to begin in this namespace"),
+				 errdetail("Role \"%s\" is not a member of the namespace.", call.caller_name),
+				 errhint("A harness grants namespaces with memtx.grant_namespace.")));
+
 	if (!PG_ARGISNULL(0))
 		tier = MemtxLabelIndex(MemtxTierNames, 4,
 							DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(0))));
 	else
-	{
-		values[0] = CStringGetTextDatum(agent);
-		MemtxExec(MemtxPlan(&role_tier,
-							"SELECT tier::text FROM memtx.role_tiers WHERE role_name = $1",
-							1, types),
-				  values, NULL, 1);
-		tier = SPI_processed > 0
-			? MemtxLabelIndex(MemtxTierNames, 4, MemtxGetText(0, 1))
-			: memtx_default_tier;
-	}
+		tier = TxnTierFloor(agent, !PG_ARGISNULL(1));
 	isolation = !PG_ARGISNULL(3)
 		? (MemtxIsolation) MemtxLabelIndex(MemtxIsolationNames, 5,
 					   DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(3))))

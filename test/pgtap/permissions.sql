@@ -8,7 +8,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 DROP EXTENSION IF EXISTS memtx CASCADE;
 CREATE EXTENSION memtx CASCADE;
-SELECT plan(43);
+SELECT plan(51);
 
 CREATE ROLE regress_memtx_team_a NOLOGIN;
 CREATE ROLE regress_memtx_team_b NOLOGIN;
@@ -110,7 +110,7 @@ SELECT is(pg_temp.value_as('regress_memtx_carol',
 SELECT is(pg_temp.as_role('regress_memtx_bob', format(
     $$SELECT memtx.stage(memtx.begin(), 'acct:1', 'copy', '1', derived_from => ARRAY[%s]::bigint[])$$,
     (SELECT id FROM ids WHERE name = 'private'))),
-    '42501', 'staging derived from an unreadable parent is refused');
+    '42704', 'staging derived from an unreadable parent is refused like a missing parent');
 
 -- tier trust and transaction ownership
 SELECT is(pg_temp.as_role('regress_memtx_alice', $$SELECT memtx.begin(tier => 'low')$$),
@@ -135,7 +135,27 @@ SELECT is(pg_temp.as_role('regress_memtx_bob', format($$SELECT * FROM memtx.gate
 SELECT is(pg_temp.as_role('regress_memtx_bob', format($$SELECT * FROM memtx.abort(%s)$$, (SELECT id FROM ids WHERE name = 'alice_tx'))),
     '42501', 'aborting another agent''s transaction is refused');
 SELECT is(pg_temp.as_role('regress_memtx_bob', format($$SELECT * FROM memtx.revoke(%s)$$, (SELECT id FROM ids WHERE name = 'private'))),
-    '42501', 'revoking a record the agent does not own is refused');
+    '42704', 'revoking a record the agent may not read is refused like a missing record');
+SELECT is(pg_temp.as_role('regress_memtx_carol', format($$SELECT * FROM memtx.revoke(%s)$$, (SELECT id FROM ids WHERE name = 'shared'))),
+    '42501', 'revoking a readable record the agent does not own is refused');
+
+-- namespaces are tenancy, and SET ROLE to a group cannot lower the tier
+SELECT is(pg_temp.as_role('regress_memtx_bob', $$SELECT memtx.begin(namespace => 'team_a_space')$$),
+    '42501', 'an agent cannot begin in a namespace it was not granted');
+SELECT memtx.grant_namespace('team_a_space', 'regress_memtx_team_a');
+SELECT is(pg_temp.as_role('regress_memtx_alice', $$SELECT memtx.begin(namespace => 'team_a_space')$$),
+    'ok', 'a member of a granted role begins there');
+SELECT is(pg_temp.as_role('regress_memtx_bob', $$SELECT memtx.begin(namespace => 'team_a_space')$$),
+    '42501', 'a role outside the grant still cannot');
+SELECT is(pg_temp.as_role('regress_memtx_bob', $$SELECT memtx.grant_namespace('team_b_space', 'regress_memtx_bob')$$),
+    '42501', 'an agent cannot grant itself a namespace');
+SELECT is(pg_temp.as_role('regress_memtx_bob', $$SELECT memtx.register_source('mine', 1.0, ARRAY['regress_memtx_bob'])$$),
+    '42501', 'an agent cannot register a source');
+SELECT memtx.register_source('vault', 1.0, ARRAY['regress_memtx_team_a']);
+SELECT is(pg_temp.as_role('regress_memtx_bob', $$SELECT memtx.stage(memtx.begin(), 'acct:2', 'x', '1', source => 'vault')$$),
+    '42501', 'an agent outside a source''s claimants cannot stage with it');
+SELECT is(pg_temp.as_role('regress_memtx_carol', $$SELECT memtx.stage(memtx.begin(), 'acct:2', 'x', '1', source => 'vault')$$),
+    'ok', 'a member of a claimant role can');
 
 -- permission laundering
 SELECT alike(pg_temp.commit_one('regress_memtx_alice', format(

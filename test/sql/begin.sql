@@ -49,6 +49,7 @@ SELECT id, agent, tier, isolation FROM memtx.transactions WHERE id = 10;
 -- a role tier set by the harness wins over the default
 SELECT memtx.set_role_tier('regress_memtx_agent', 'external_action');
 SELECT memtx.set_role_tier('regress_memtx_other', 'low');
+SELECT memtx.grant_namespace('tenant-a', 'regress_memtx_agent');   -- tenancy: see namespaces.sql
 SET ROLE regress_memtx_agent;
 SELECT memtx.begin(namespace => 'tenant-a') AS tx;
 RESET ROLE;

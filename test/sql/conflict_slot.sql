@@ -21,7 +21,9 @@ SELECT memtx.stage(3, 's1', 'a', '"fresh"', source => 'ledger');          -- 3
 SELECT * FROM memtx.commit(3);
 SELECT * FROM pg_temp.slot WHERE entity = 's1';
 
--- stale_late_write (2): a rival observed later than the candidate (both observed_at set)
+-- stale_late_write (2): a rival observed later than the candidate (both observed_at set);
+-- observation times are not later than memtx.now()
+SET memtx.logical_now = '2030-12-31 00:00:00+00';
 SELECT memtx.begin() AS tx;   -- 4
 SELECT memtx.stage(4, 's2', 'a', '1', source => 'chat', observed_at => '2030-02-01 00:00+00');   -- 4
 SELECT memtx.stage(4, 's3', 'a', '1', source => 'chat', observed_at => '2030-02-01 00:00+00');   -- 5
@@ -50,6 +52,7 @@ SELECT memtx.begin() AS tx;   -- 10
 SELECT memtx.stage(10, 's6', 'a', '"retry"', source => 'ledger', derived_from => ARRAY[12]);   -- 14
 SELECT observed_at AT TIME ZONE 'UTC' AS inherited FROM memtx.records WHERE id = 14;
 SELECT * FROM memtx.commit(10);
+RESET memtx.logical_now;
 
 -- authority: lower loses, higher supersedes
 SELECT memtx.begin() AS tx;   -- 11
@@ -125,10 +128,12 @@ SELECT memtx.stage(23, 'u', 'a', '2', source => 'chat', derived_from => ARRAY[36
 SELECT * FROM memtx.commit(23);
 
 -- the observation rule applies within one transaction too: older information staged later is stale
+SET memtx.logical_now = '2030-12-31 00:00:00+00';
 SELECT memtx.begin() AS tx;   -- 24
 SELECT memtx.stage(24, 'o', 'a', '1', source => 'chat', observed_at => '2030-02-01 00:00+00');     -- 41
 SELECT memtx.stage(24, 'o', 'a', '2', source => 'ledger', observed_at => '2030-01-01 00:00+00');   -- 42
 SELECT * FROM memtx.commit(24);
+RESET memtx.logical_now;
 
 -- single truth holds: no two active records on one slot disagree
 SELECT count(*) AS disagreeing_active_pairs

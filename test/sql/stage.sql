@@ -5,6 +5,8 @@ CREATE VIEW pg_temp.counts AS
 CREATE ROLE regress_memtx_a;
 CREATE ROLE regress_memtx_b;
 SELECT memtx.register_source('crm', 0.8);
+-- observation times below are in 2030: the memtx clock is later
+SET memtx.logical_now = '2030-12-31 00:00:00+00';
 SELECT memtx.begin() AS tx;   -- 1
 
 -- every default of the spec
@@ -53,11 +55,11 @@ SELECT memtx.stage(1, 'derived', 'w', '6', derived_from => ARRAY[8],
 SELECT memtx.stage(1, 'derived', 'v', '7', derived_from => ARRAY[8]);                   -- 12: grandparent's time via 8
 SELECT id, observed_at AT TIME ZONE 'UTC' AS observed_utc FROM memtx.records WHERE id BETWEEN 6 AND 12 ORDER BY id;
 
--- parents must exist (23503), and nothing is written
+-- parents must exist (42704), and nothing is written
 SELECT * FROM pg_temp.counts;
 SELECT pg_temp.try('SELECT memtx.stage(1, ''e'', ''a'', ''1'', derived_from => ARRAY[999])');
 SELECT pg_temp.try('SELECT memtx.stage(1, ''e'', ''a'', ''1'', derived_from => ARRAY[1, 999, 3])');
--- a parent in another namespace (22023)
+-- a parent in another namespace (22023), which the error does not name
 SELECT memtx.begin(namespace => 'other') AS tx;   -- 2
 SELECT memtx.stage(2, 'alice', 'email', '"x@example.com"');   -- 13
 SELECT pg_temp.try('SELECT memtx.stage(1, ''e'', ''a'', ''1'', derived_from => ARRAY[13])');
@@ -102,7 +104,8 @@ SELECT pg_temp.try('SELECT memtx.stage(1, ''e'', ''a'', ''not json'')');
 SELECT * FROM pg_temp.counts;
 SELECT count(*) AS sources FROM memtx.sources;
 
--- staging requires being able to read every declared parent (42501)
+-- staging requires being able to read every declared parent: an unreadable one is
+-- refused like a missing one (42704)
 SET ROLE regress_memtx_a;
 SELECT memtx.begin() AS tx;   -- 3
 SELECT memtx.stage(3, 'secret', 'x', '1');                        -- 14, private

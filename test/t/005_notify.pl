@@ -106,6 +106,14 @@ is($e && $e->{reason}, 'expired', 'with reason expired');
 ok((!grep { !defined $_->{event} || !(defined $_->{tx} || defined $_->{record}) } @events),
 	'every payload has an event and a tx or record');
 
+# Any role may LISTEN: payloads carry ids, counts and protocol codes only,
+# never a value, entity, attribute, namespace or role name.
+my %allowed = map { $_ => 1 } qw(event tx record reason count);
+my @extra = map { my $e = $_; grep { !$allowed{$_} } keys %$e } @events;
+is(join(',', @extra), '', 'payloads carry only event, tx, record, reason and count');
+ok((!grep { my $e = $_; grep { defined $e->{$_} && $e->{$_} !~ /^\d+$/ } qw(tx record count) } @events),
+	'ids and counts are numbers');
+
 $listener->quit;
 $node->stop;
 done_testing();
