@@ -111,3 +111,16 @@ CREATE OR REPLACE VIEW memtx.stats AS
            (SELECT count(*) FROM memtx.rollback_log WHERE action = 'leaked') AS leaks,
            (SELECT count(*) FROM memtx.compensations) AS compensations,
            (SELECT count(*) FROM memtx.records WHERE state = 'tentative') AS in_flight;
+
+-- Expiry by namespace (hardening item 5): a namespace whose lock is held
+-- (a writer idle in its SQL transaction) is skipped after lock_timeout, so
+-- expiry keeps its promise in every other namespace; the worker expires
+-- each namespace in its own SQL transaction.
+DROP FUNCTION memtx.expire_transactions();
+CREATE FUNCTION memtx.expire_transactions(namespace text DEFAULT NULL)
+    RETURNS SETOF bigint
+    AS 'MODULE_PATHNAME', 'memtx_expire_transactions'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
+COMMENT ON FUNCTION memtx.expire_transactions(text) IS 'harness: abort (reason expired) every open transaction (of the namespace, when given) whose lease ran out; skips a namespace whose lock is not had within lock_timeout; returns the ids it expired';
