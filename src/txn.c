@@ -25,6 +25,7 @@
  * out fails,
  * and memtx.expire_transactions() (or the worker) aborts it.
  */
+#include "readset.h"
 #include "record.h"
 
 #include "catalog/pg_type.h"
@@ -236,6 +237,7 @@ TxnEnd(MemtxTxn *t, const char *status, const char *why)
 						"verifier_calls = $4 WHERE id = $1",
 						4, types),
 			  values, nulls, 0);
+	ReadSetForget(t->id);
 	t->status = pstrdup(status);
 }
 
@@ -325,6 +327,7 @@ memtx_begin(PG_FUNCTION_ARGS)
 						5, types),
 			  values, NULL, 0);
 	id = MemtxGetInt64(0, 1);
+	ReadSetNoteBegin(id);
 	MemtxCallEnd(&call);
 	PG_RETURN_INT64(id);
 }

@@ -18,9 +18,12 @@
  * edges' primary key; rivals are found through the slot index.  Nothing here
  * scans the store.
  */
+#include "readset.h"
 #include "record.h"
 #include "visibility.h"
 
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -147,6 +150,13 @@ memtx_read(PG_FUNCTION_ARGS)
 	int			nseen = 0;
 
 	MemtxRequireArg(fcinfo, 0, "transaction id");
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("memtx.read cannot run during recovery"),
+				 errdetail("A read joins its memtx transaction's read set, which lives on the primary."),
+				 errhint("Read on the primary.")));
+	ReadSetRequire();
 	InitMaterializedSRF(fcinfo, 0);
 
 	MemtxCallBegin(&call);
@@ -199,7 +209,13 @@ memtx_read(PG_FUNCTION_ARGS)
 		seen[nseen++] = Int64GetDatum(rec.id);
 	}
 
-	if (nseen > 0)
+	/*
+	 * The read set keeps every id returned, even if this SQL transaction
+	 * rolls back; a READ ONLY one writes nothing and leaves them to the
+	 * shared buffer (readset.c).
+	 */
+	ReadSetRemember(t->id, seen, nseen, !XactReadOnly);
+	if (nseen > 0 && !XactReadOnly)
 	{
 		values[0] = Int64GetDatum(t->id);
 		values[1] = RecIdsDatum(seen, nseen);
