@@ -71,7 +71,7 @@ VisAncestryStable(Datum *ids, int n, int64 txid, bool causal, bool *ok)
 						"            AND memtx.rivals(a.namespace, a.entity, a.attribute, a.valid, a.value,"
 						"                             x.namespace, x.entity, x.attribute, x.valid, x.value))), false)"
 						"  FROM unnest($1) WITH ORDINALITY AS c(root, ord)"
-						"  CROSS JOIN LATERAL (SELECT c.root UNION SELECT memtx.ancestors(c.root)) AS anc(id)"
+						"  CROSS JOIN LATERAL (SELECT c.root UNION SELECT a FROM memtx.ancestors(c.root) a) AS anc(id)"
 						"  JOIN memtx.records a ON a.id = anc.id"
 						"  LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id"
 						" GROUP BY c.ord ORDER BY c.ord",
@@ -240,7 +240,9 @@ memtx_read(PG_FUNCTION_ARGS)
 	}
 	else
 		plan = MemtxPlan(&by_namespace,
-						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 ORDER BY r.id",
+						 "WITH c AS MATERIALIZED ("
+						 "  SELECT r.* FROM memtx.records r WHERE r.namespace = $1) "
+						 "SELECT * FROM c ORDER BY c.id",
 						 1, types);
 	MemtxExec(plan, values, NULL, 0);
 
