@@ -174,3 +174,16 @@ COMMENT ON FUNCTION memtx.register_source(text, double precision, text[]) IS 'ha
 REVOKE ALL ON FUNCTION memtx.register_source(text, double precision, text[]) FROM PUBLIC;
 -- Executable by all: the function refuses every caller but a harness itself.
 GRANT EXECUTE ON FUNCTION memtx.register_source(text, double precision, text[]) TO PUBLIC;
+
+-- Expiry by namespace (hardening item 5): a namespace whose lock is held
+-- (a writer idle in its SQL transaction) is skipped after lock_timeout, so
+-- expiry keeps its promise in every other namespace; the worker expires
+-- each namespace in its own SQL transaction.
+DROP FUNCTION memtx.expire_transactions();
+CREATE FUNCTION memtx.expire_transactions(namespace text DEFAULT NULL)
+    RETURNS SETOF bigint
+    AS 'MODULE_PATHNAME', 'memtx_expire_transactions'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
+COMMENT ON FUNCTION memtx.expire_transactions(text) IS 'harness: abort (reason expired) every open transaction (of the namespace, when given) whose lease ran out; skips a namespace whose lock is not had within lock_timeout; returns the ids it expired';

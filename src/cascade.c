@@ -40,8 +40,10 @@
 #include "record.h"
 #include "visibility.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "utils/resowner.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
@@ -487,45 +489,109 @@ memtx_abort(PG_FUNCTION_ARGS)
 }
 
 /*
- * memtx.expire_transactions() → SETOF bigint
+ * Expire the transactions ids[0..n) of namespace ns, which the caller holds
+ * FOR UPDATE, in a subtransaction: when the namespace lock cannot be had
+ * within lock_timeout (a writer idle in its SQL transaction holds it), the
+ * namespace is skipped and false returned; the next run retries it.
+ */
+static bool
+CascadeExpireNamespace(const char *ns, int64 *ids, int n, Tuplestorestate *out, TupleDesc desc)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	bool		done = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		LockNamespace(ns, true);
+		for (int i = 0; i < n; i++)
+		{
+			Datum		v = Int64GetDatum(ids[i]);
+			bool		isnull = false;
+
+			/* load without renewing: the lease is over */
+			CascadeAbortTxn(TxnLoadExpired(ids[i]), "expired", NULL);
+			tuplestore_putvalues(out, desc, &v, &isnull);
+		}
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+			PG_RE_THROW();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		ereport(LOG,
+				(errmsg("memtx expiry skipped namespace \"%s\": its lock is held", ns),
+				 errdetail_plural("%d expired transaction waits for the next run.",
+								  "%d expired transactions wait for the next run.", n, n)));
+		done = false;
+	}
+	PG_END_TRY();
+	return done;
+}
+
+/*
+ * memtx.expire_transactions(namespace DEFAULT NULL) → SETOF bigint
  *
- * Aborts, with reason expired, every open transaction whose lease ran out.
- * Transactions locked by a call in progress are skipped (that call renews
- * their lease).
+ * Aborts, with reason expired, every open transaction (of the namespace,
+ * when given) whose lease ran out.  Transactions locked by a call in
+ * progress are skipped (that call renews their lease), and so is every
+ * namespace whose lock is not had within lock_timeout: a writer idle in its
+ * SQL transaction holds up expiry of its own namespace only.
  */
 PG_FUNCTION_INFO_V1(memtx_expire_transactions);
 Datum
 memtx_expire_transactions(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr expired;
+	static const Oid types[] = {TEXTOID};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemtxCall	call;
+	Datum		values[1];
+	char		nulls[1] = {' '};
 	int64	   *ids;
+	char	  **nss;
 	uint64		n;
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	MemtxCallBegin(&call);
 	MemtxRequireHarness(&call, "expire transactions");
+	if (PG_NARGS() > 0 && !PG_ARGISNULL(0))
+		values[0] = PG_GETARG_DATUM(0);
+	else
+		nulls[0] = 'n';
 	MemtxExec(MemtxPlan(&expired,
-						"SELECT id FROM memtx.transactions "
+						"SELECT id, namespace FROM memtx.transactions "
 						"WHERE status = 'open' AND lease_expires_at < pg_catalog.clock_timestamp() "
+						"  AND ($1 IS NULL OR namespace = $1) "
 						"ORDER BY namespace, id FOR UPDATE SKIP LOCKED",
-						0, NULL),
-			  NULL, NULL, 0);
+						1, types),
+			  values, nulls, 0);
 	n = SPI_processed;
 	ids = palloc(sizeof(int64) * (n + 1));
-	for (uint64 i = 0; i < n; i++)
-		ids[i] = MemtxGetInt64(i, 1);
+	nss = palloc(sizeof(char *) * (n + 1));
 	for (uint64 i = 0; i < n; i++)
 	{
-		MemtxTxn   *t;
-		Datum		v = Int64GetDatum(ids[i]);
-		bool		isnull = false;
-
-		/* load without renewing: the lease is over */
-		t = TxnLoadExpired(ids[i]);
-		CascadeAbortTxn(t, "expired", NULL);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &v, &isnull);
+		ids[i] = MemtxGetInt64(i, 1);
+		nss[i] = MemtxGetText(i, 2);
+	}
+	for (uint64 first = 0, next; first < n; first = next)
+	{
+		for (next = first + 1; next < n && strcmp(nss[next], nss[first]) == 0; next++)
+			;
+		(void) CascadeExpireNamespace(nss[first], ids + first, (int) (next - first),
+									  rsinfo->setResult, rsinfo->setDesc);
 	}
 	MemtxCallEnd(&call);
 	return (Datum) 0;

@@ -14,7 +14,14 @@
  *      commit, act, resolve accepting), exclusive by cascades (abort,
  *      revoke, resolve rejecting, expiry, and a commit whose transaction
  *      acted on its own staging, which may repair those actions), so a
- *      cascade never interleaves with a commit in its namespace.
+ *      cascade never interleaves with a commit in its namespace.  A
+ *      cascade does not queue ahead of writers while the lock is held
+ *      (LockNamespace): it waits for the holders of the moment to end, so a
+ *      writer idle in its SQL transaction delays cascades of its namespace,
+ *      never other writers.  Expiry waits at most lock_timeout per
+ *      namespace and skips a namespace it cannot lock (the worker: a
+ *      second; it retries next cycle), so one held namespace does not stop
+ *      expiry elsewhere.
  *   3. the effect-key lock (act with an effect key), exclusive, so two
  *      calls with one key serialize and the second sees the first's log row.
  *   4. slot locks (commit, resolve), exclusive, every slot of the call in
@@ -48,6 +55,7 @@
 #include "api.h"
 
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "storage/lock.h"
 
 #define LOCK_SPACE_SLOT			1
@@ -80,10 +88,42 @@ LockKeyHeld(int space, uint32 key, bool exclusive)
 	return !exclusive && LockHeldByMe(&tag, ShareLock);
 }
 
+/*
+ * The namespace lock.  Shared requests queue like any lock.  An exclusive
+ * request (a cascade) does not wait in the lock's queue while others hold
+ * the lock: a queued exclusive request makes every later shared request
+ * (stage, commit, act of the namespace) queue behind it, so one writer idle
+ * in its SQL transaction would freeze the whole namespace.  Instead a cascade
+ * takes the lock when it is free and otherwise waits for the transactions
+ * holding it at that moment to end (WaitForLockers: a wait on their virtual
+ * transaction ids, a heavyweight-lock wait like any other, so it shows in
+ * pg_locks, respects lock_timeout and deadlock detection), while writers
+ * arriving meanwhile go on.  A round waits for every holder to end, so only
+ * continuous traffic of short transactions, never an idle holder, makes a
+ * cascade go round more than once; after LOCK_CASCADE_ROUNDS rounds it
+ * queues, so such traffic cannot starve it.
+ */
+#define LOCK_CASCADE_ROUNDS 3
+
 void
 LockNamespace(const char *ns, bool exclusive)
 {
-	LockKey(LOCK_SPACE_NAMESPACE, MemtxHashStrings(ns, NULL, NULL), exclusive);
+	uint32		key = MemtxHashStrings(ns, NULL, NULL);
+	LOCKTAG		tag;
+
+	if (!exclusive)
+	{
+		LockKey(LOCK_SPACE_NAMESPACE, key, false);
+		return;
+	}
+	LockTag(&tag, LOCK_SPACE_NAMESPACE, key);
+	for (int round = 0; round < LOCK_CASCADE_ROUNDS; round++)
+	{
+		if (LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+			return;
+		WaitForLockers(tag, ExclusiveLock, false);
+	}
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
 /* Whether this backend holds the namespace lock (exclusive, or at least shared). */

@@ -5,6 +5,7 @@
  * in the files named after its parts.
  */
 #include "memtx.h"
+#include "readset.h"
 
 #include "utils/guc.h"
 
@@ -16,6 +17,7 @@ void
 _PG_init(void)
 {
 	GucInit();
+	ReadSetInit();
 	WorkerInit();
 	/* after every subsystem defined its settings */
 	MarkGUCPrefixReserved("memtx");

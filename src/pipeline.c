@@ -26,6 +26,7 @@
 #include "conflict.h"
 #include "events.h"
 #include "locks.h"
+#include "readset.h"
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -209,6 +210,8 @@ memtx_commit(PG_FUNCTION_ARGS)
 	 */
 	repair_actions = CascadeStagingHasActions(t->id);
 	LockNamespace(t->namespace, repair_actions);
+	/* reads of SQL transactions that rolled back count (readset.c) */
+	ReadSetRecover(t->id);
 	values[0] = Int64GetDatum(t->id);
 	values[1] = TimestampTzGetDatum(MemtxNow());
 	values[2] = BoolGetDatum(memtx_flow_control == MF_READ_SET);

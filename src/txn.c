@@ -33,6 +33,7 @@
  * calling role or the session user, so SET ROLE to a less trusted group role
  * does not lower it.
  */
+#include "readset.h"
 #include "record.h"
 
 #include "catalog/pg_type.h"
@@ -252,6 +253,7 @@ TxnEnd(MemtxTxn *t, const char *status, const char *why)
 						"verifier_calls = $4 WHERE id = $1",
 						4, types),
 			  values, nulls, 0);
+	ReadSetForget(t->id);
 	t->status = pstrdup(status);
 }
 
@@ -370,6 +372,7 @@ memtx_begin(PG_FUNCTION_ARGS)
 						5, types),
 			  values, NULL, 0);
 	id = MemtxGetInt64(0, 1);
+	ReadSetNoteBegin(id);
 	MemtxCallEnd(&call);
 	PG_RETURN_INT64(id);
 }

@@ -18,10 +18,12 @@
  * edges' primary key; rivals are found through the slot index.  Nothing here
  * scans the store.
  */
+#include "readset.h"
 #include "record.h"
 #include "visibility.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -42,82 +44,130 @@ VisReadable(Oid role, MemtxRec *rec)
 }
 
 /*
- * The ancestry conditions of verified_read and above for record id, as seen
- * by transaction txid.
+ * The ancestry conditions of verified_read and above for records ids[0..n),
+ * as seen by transaction txid, into ok[]: every transitive ancestor active
+ * and, when causal, none in the revocation registry and no tentative rival
+ * of another transaction on the slot of the record or of an ancestor.  One
+ * statement for the whole set, however many records.
  */
-static bool
-VisAncestryStable(int64 id, int64 txid, bool causal)
+static void
+VisAncestryStable(Datum *ids, int n, int64 txid, bool causal, bool *ok)
 {
 	static SPIPlanPtr plan;
-	static const Oid types[] = {INT8OID, INT8OID, BOOLOID};
+	static const Oid types[] = {INT8ARRAYOID, INT8OID, BOOLOID};
 	Datum		values[3];
-	bool		isnull;
 
-	values[0] = Int64GetDatum(id);
+	values[0] = RecIdsDatum(ids, n);
 	values[1] = Int64GetDatum(txid);
 	values[2] = BoolGetDatum(causal);
 	MemtxExec(MemtxPlan(&plan,
-						"WITH anc(id) AS ("
-						"  SELECT $1::bigint UNION SELECT a FROM memtx.ancestors($1) a)"
-						"SELECT coalesce(bool_and(memtx.is_active(a.state)) FILTER (WHERE a.id <> $1), true),"
-						"       coalesce(bool_or(rr.record_id IS NOT NULL) FILTER (WHERE a.id <> $1), false),"
-						"       coalesce(bool_or($3 AND EXISTS ("
+						"SELECT coalesce(bool_and(memtx.is_active(a.state)) FILTER (WHERE a.id <> c.root), true)"
+						"   AND NOT ($3 AND coalesce(bool_or(rr.record_id IS NOT NULL) FILTER (WHERE a.id <> c.root), false))"
+						"   AND NOT coalesce(bool_or($3 AND EXISTS ("
 						"         SELECT 1 FROM memtx.records x"
 						"          WHERE x.namespace = a.namespace AND x.entity = a.entity"
 						"            AND x.attribute = a.attribute AND x.state = 'tentative'"
 						"            AND x.tx_id <> $2"
 						"            AND memtx.rivals(a.namespace, a.entity, a.attribute, a.valid, a.value,"
 						"                             x.namespace, x.entity, x.attribute, x.valid, x.value))), false)"
-						"  FROM anc JOIN memtx.records a ON a.id = anc.id"
-						"  LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id",
+						"  FROM unnest($1) WITH ORDINALITY AS c(root, ord)"
+						"  CROSS JOIN LATERAL (SELECT c.root UNION SELECT a FROM memtx.ancestors(c.root) a) AS anc(id)"
+						"  JOIN memtx.records a ON a.id = anc.id"
+						"  LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id"
+						" GROUP BY c.ord ORDER BY c.ord",
 						3, types),
-			  values, NULL, 1);
-	if (!DatumGetBool(MemtxGet(0, 1, &isnull)))
-		return false;			/* an ancestor is not active */
-	if (!causal)
-		return true;
-	if (DatumGetBool(MemtxGet(0, 2, &isnull)))
-		return false;			/* an ancestor awaits rebuild */
-	return !DatumGetBool(MemtxGet(0, 3, &isnull));	/* a rival in flight */
+			  values, NULL, 0);
+	if (SPI_processed != (uint64) n)
+		elog(ERROR, "memtx visibility: %llu ancestry rows for %d records",
+			 (unsigned long long) SPI_processed, n);
+	for (int i = 0; i < n; i++)
+		ok[i] = MemtxGetBool(i, 1);
 }
 
+/*
+ * Whether t's level exposes rec's state, but for the ancestry conditions:
+ * *ancestry tells whether they apply, *causal whether in full.
+ */
 static bool
-VisExposes(MemtxTxn *t, MemtxRec *rec)
+VisExposes(MemtxTxn *t, MemtxRec *rec, bool *ancestry, bool *causal)
 {
+	*ancestry = t->isolation >= MI_VERIFIED_READ;
+	*causal = t->isolation >= MI_CAUSALLY_STABLE_READ;
 	switch (t->isolation)
 	{
 		case MI_RAW_READ:
 			return true;
 		case MI_COMMITTED_READ:
-			return MEMTX_IS_ACTIVE(rec->state);
 		case MI_VERIFIED_READ:
-			return MEMTX_IS_ACTIVE(rec->state) && VisAncestryStable(rec->id, t->id, false);
 		case MI_CAUSALLY_STABLE_READ:
-			return MEMTX_IS_ACTIVE(rec->state) && VisAncestryStable(rec->id, t->id, true);
+			return MEMTX_IS_ACTIVE(rec->state);
 		case MI_ACTION_SAFE_READ:
-			return rec->state == MS_ACTION_SAFE && VisAncestryStable(rec->id, t->id, true);
+			return rec->state == MS_ACTION_SAFE;
 	}
 	return false;
+}
+
+/* rec's visibility to t but for the ancestry conditions (see VisExposes). */
+static bool
+VisVisibleBase(MemtxTxn *t, MemtxRec *rec, bool *ancestry, bool *causal)
+{
+	*ancestry = false;
+	if (strcmp(rec->namespace, t->namespace) != 0)
+		return false;
+	if (!VisReadable(t->agent_oid, rec))
+		return false;
+	if (rec->tx_id == t->id && rec->state == MS_TENTATIVE)
+		return true;
+	if (rec->tx_id != t->id)
+	{
+		if (t->isolation == MI_RAW_READ)
+		{
+			if (!MemtxBefore(rec->staged_xid, rec->staged_pos, t->snapshot,
+							 t->snapshot_xid, t->snapshot_seq))
+				return false;
+		}
+		else if (!TxnSawCommit(t, rec->committed_xid, !rec->committed, rec->committed_seq))
+			return false;
+	}
+	return VisExposes(t, rec, ancestry, causal);
+}
+
+/* The visibility of recs[0..n) to t, into visible[]; one ancestry query in all. */
+void
+VisVisibleMany(MemtxTxn *t, MemtxRec *recs, int n, bool *visible)
+{
+	Datum	   *ids = palloc(sizeof(Datum) * (n + 1));
+	int		   *at = palloc(sizeof(int) * (n + 1));
+	bool	   *ok;
+	bool		causal = false;
+	int			nids = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		bool		ancestry;
+
+		visible[i] = VisVisibleBase(t, &recs[i], &ancestry, &causal);
+		if (visible[i] && ancestry)
+		{
+			ids[nids] = Int64GetDatum(recs[i].id);
+			at[nids++] = i;
+		}
+	}
+	if (nids == 0)
+		return;
+	ok = palloc(sizeof(bool) * nids);
+	VisAncestryStable(ids, nids, t->id, causal, ok);
+	for (int j = 0; j < nids; j++)
+		visible[at[j]] = ok[j];
 }
 
 bool
 VisVisible(MemtxTxn *t, MemtxRec *rec)
 {
-	if (strcmp(rec->namespace, t->namespace) != 0)
-		return false;
-	if (!VisReadable(t->agent_oid, rec))
-		return false;
-	if (rec->tx_id == t->id)
-		return rec->state == MS_TENTATIVE || VisExposes(t, rec);
-	if (t->isolation == MI_RAW_READ)
-	{
-		if (!MemtxBefore(rec->staged_xid, rec->staged_pos, t->snapshot,
-						 t->snapshot_xid, t->snapshot_seq))
-			return false;
-	}
-	else if (!TxnSawCommit(t, rec->committed_xid, !rec->committed, rec->committed_seq))
-		return false;
-	return VisExposes(t, rec);
+	bool		visible;
+
+	VisVisibleMany(t, rec, 1, &visible);
+	return visible;
 }
 
 /*
@@ -146,8 +196,17 @@ memtx_read(PG_FUNCTION_ARGS)
 	uint64		n;
 	Datum	   *seen;
 	int			nseen = 0;
+	MemtxRec   *recs;
+	bool	   *visible;
 
 	MemtxRequireArg(fcinfo, 0, "transaction id");
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("memtx.read cannot run during recovery"),
+				 errdetail("A read joins its memtx transaction's read set, which lives on the primary."),
+				 errhint("Read on the primary.")));
+	ReadSetRequire();
 	InitMaterializedSRF(fcinfo, 0);
 
 	MemtxCallBegin(&call);
@@ -181,34 +240,37 @@ memtx_read(PG_FUNCTION_ARGS)
 	}
 	else
 		plan = MemtxPlan(&by_namespace,
-						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 ORDER BY r.id",
+						 "WITH c AS MATERIALIZED ("
+						 "  SELECT r.* FROM memtx.records r WHERE r.namespace = $1) "
+						 "SELECT * FROM c ORDER BY c.id",
 						 1, types);
 	MemtxExec(plan, values, NULL, 0);
 
-	/* Keep the candidates: visibility checks run queries of their own. */
+	/* Keep the candidates: the ancestry check runs a query of its own. */
 	tuptable = SPI_tuptable;
 	n = SPI_processed;
 	seen = palloc(sizeof(Datum) * (n + 1));
+	recs = palloc(sizeof(MemtxRec) * (n + 1));
+	visible = palloc(sizeof(bool) * (n + 1));
+	for (uint64 i = 0; i < n; i++)
+		RecParse(tuptable->vals[i], tuptable->tupdesc, &recs[i]);
+	VisVisibleMany(t, recs, (int) n, visible);
 	for (uint64 i = 0; i < n; i++)
 	{
-		MemtxRec	rec;
-
-		RecParse(tuptable->vals[i], tuptable->tupdesc, &rec);
-		if (!VisVisible(t, &rec))
+		if (!visible[i])
 			continue;
 		tuplestore_puttuple(rsinfo->setResult, tuptable->vals[i]);
-		seen[nseen++] = Int64GetDatum(rec.id);
+		seen[nseen++] = Int64GetDatum(recs[i].id);
 	}
 
-	if (nseen > 0)
+	/*
+	 * The read set keeps every id returned, even if this SQL transaction
+	 * rolls back; a READ ONLY one writes nothing and leaves them to the
+	 * shared buffer (readset.c).
+	 */
+	ReadSetRemember(t->id, seen, nseen, !XactReadOnly);
+	if (nseen > 0 && !XactReadOnly)
 	{
-		/* flow control relies on the read set: no read goes unrecorded */
-		if (XactReadOnly)
-			ereport(ERROR,
-					(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-					 errmsg("memtx.read cannot record its read set in a read-only transaction"),
-					 errdetail("Every record memtx.read returns joins the transaction's read set."),
-					 errhint("Call memtx.read in a read-write transaction.")));
 		values[0] = Int64GetDatum(t->id);
 		values[1] = RecIdsDatum(seen, nseen);
 		MemtxExec(MemtxPlan(&remember,

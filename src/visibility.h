@@ -9,5 +9,6 @@
 
 extern bool VisReadable(Oid role, MemtxRec *rec);
 extern bool VisVisible(MemtxTxn *t, MemtxRec *rec);
+extern void VisVisibleMany(MemtxTxn *t, MemtxRec *recs, int n, bool *visible);
 
 #endif							/* MEMTX_VISIBILITY_H */

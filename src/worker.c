@@ -18,9 +18,13 @@
  *              MEMTX_WORKER_RESTART_DELAY.  bgw_restart_time brings the
  *              launcher itself back if it fails.
  *   worker     one dynamic worker per database.  Every memtx.worker_naptime
- *              seconds it runs memtx.expire_transactions() in its own
- *              transaction, if the extension is installed in its database,
- *              and logs what it expired.
+ *              seconds, if the extension is installed in its database, it
+ *              lists the namespaces with expired transactions and runs
+ *              memtx.expire_transactions(namespace) for each in its own
+ *              transaction, waiting at most MEMTX_WORKER_LOCK_WAIT for a
+ *              namespace's lock (a writer idle in its SQL transaction holds
+ *              it; that namespace is retried next cycle), and logs what it
+ *              expired.
  *
  * Per-database workers are registered with BGW_NEVER_RESTART: the launcher
  * supervises them (bgw_notify_pid wakes it when one starts or stops), so
@@ -30,8 +34,9 @@
  *
  * An error in an expiry run (a lock timeout, a missing function after a
  * partial upgrade) is reported and the run is retried one naptime later; it
- * does not bring the worker down.  Expiry is one SQL transaction per run, so
- * a run interrupted by a crash leaves nothing half done.
+ * does not bring the worker down.  Expiry is one SQL transaction per
+ * namespace, so a run interrupted by a crash leaves nothing half done, and
+ * writers of a namespace wait for no other namespace's expiry.
  */
 #include "memtx.h"
 #include "worker.h"
@@ -41,6 +46,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/pg_database.h"
+#include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -62,6 +68,8 @@
 #define MEMTX_WORKER_RESTART_DELAY	5000	/* ms */
 /* The launcher looks again for listed databases that did not exist. */
 #define MEMTX_LAUNCHER_RECHECK		60000	/* ms */
+/* How long an expiry waits for a namespace's lock before skipping it. */
+#define MEMTX_WORKER_LOCK_WAIT		"1s"
 /* How many expired ids one log line lists. */
 #define MEMTX_WORKER_LOG_IDS		50
 
@@ -390,27 +398,72 @@ memtx_launcher_main(Datum main_arg)
 
 /* ------------------------------------------------------------------ worker */
 
-/* Runs one expiry in its own transaction and logs what it expired. */
-static void
-WorkerExpireRun(const char *dbname)
+/* Starts a worker transaction; false (and nothing open) when memtx is not installed. */
+static bool
+WorkerBegin(const char *what)
 {
-	static const char *query =
-		"SELECT id FROM memtx.expire_transactions() AS e(id) ORDER BY id";
-
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	if (!OidIsValid(get_extension_oid("memtx", true)))
 	{
-		/* Not installed (yet) in this database: nothing to expire. */
 		CommitTransactionCommand();
-		return;
+		return false;
 	}
-
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	pgstat_report_activity(STATE_RUNNING, query);
+	pgstat_report_activity(STATE_RUNNING, what);
+	return true;
+}
 
-	if (SPI_execute(query, false, 0) != SPI_OK_SELECT)
+static void
+WorkerEnd(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_stat(true);
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/* The namespaces that have open transactions whose lease ran out. */
+pg_noinline static List *
+WorkerExpiredNamespaces(void)
+{
+	static const char *query =
+		"SELECT DISTINCT namespace FROM memtx.transactions "
+		"WHERE status = 'open' AND lease_expires_at < pg_catalog.clock_timestamp() "
+		"ORDER BY 1";
+	List	   *nss = NIL;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	if (!WorkerBegin(query))
+		return NIL;
+	if (SPI_execute(query, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not list the namespaces to expire");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		nss = lappend(nss, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+		MemoryContextSwitchTo(old);
+	}
+	WorkerEnd();
+	return nss;
+}
+
+/* Expires one namespace in its own transaction and logs what it expired. */
+static void
+WorkerExpireNamespace(const char *dbname, const char *ns)
+{
+	static const char *query =
+		"SELECT id FROM memtx.expire_transactions($1) AS e(id) ORDER BY id";
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1];
+
+	if (!WorkerBegin(query))
+		return;
+	values[0] = CStringGetTextDatum(ns);
+	if (SPI_execute_with_args(query, 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not run memtx.expire_transactions()");
 
 	if (SPI_processed > 0)
@@ -440,12 +493,46 @@ WorkerExpireRun(const char *dbname)
 							   (unsigned long long) SPI_processed, dbname, ids.data),
 				 errdetail("Their lease (memtx.lease_timeout) ran out; their staged records were revoked with reason \"expired\".")));
 	}
+	WorkerEnd();
+}
 
-	SPI_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	pgstat_report_stat(true);
+/* After an error in a run: report it and clean up the transaction. */
+static void
+WorkerRecover(MemoryContext cxt)
+{
+	HOLD_INTERRUPTS();
+	MemoryContextSwitchTo(cxt);
+	EmitErrorReport();
+	AbortCurrentTransaction();
+	FlushErrorState();
 	pgstat_report_activity(STATE_IDLE, NULL);
+	RESUME_INTERRUPTS();
+}
+
+/*
+ * One expiry run: every namespace with expired transactions, one transaction
+ * each; an error in one namespace is reported and the others go on.
+ */
+static void
+WorkerExpireRun(const char *dbname)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	List	   *nss = WorkerExpiredNamespaces();
+	ListCell   *lc;
+
+	foreach(lc, nss)
+	{
+		PG_TRY();
+		{
+			WorkerExpireNamespace(dbname, (const char *) lfirst(lc));
+		}
+		PG_CATCH();
+		{
+			WorkerRecover(cxt);
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(cxt);
+	}
 }
 
 void
@@ -474,6 +561,9 @@ memtx_worker_main(Datum main_arg)
 	ereport(LOG,
 			(errmsg("memtx worker started for database \"%s\"", dbname)));
 
+	/* expiry skips a namespace whose lock it cannot have in this time */
+	SetConfigOption("lock_timeout", MEMTX_WORKER_LOCK_WAIT, PGC_SUSET, PGC_S_OVERRIDE);
+
 	runcxt = AllocSetContextCreate(TopMemoryContext, "memtx worker run",
 								   ALLOCSET_DEFAULT_SIZES);
 
@@ -494,13 +584,7 @@ memtx_worker_main(Datum main_arg)
 		PG_CATCH();
 		{
 			/* Report, clean up the transaction, and try again next time. */
-			HOLD_INTERRUPTS();
-			MemoryContextSwitchTo(runcxt);
-			EmitErrorReport();
-			AbortCurrentTransaction();
-			FlushErrorState();
-			pgstat_report_activity(STATE_IDLE, NULL);
-			RESUME_INTERRUPTS();
+			WorkerRecover(runcxt);
 		}
 		PG_END_TRY();
 		MemoryContextSwitchTo(TopMemoryContext);

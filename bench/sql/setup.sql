@@ -360,3 +360,30 @@ BEGIN
      WHERE id = tx;
     RETURN 1;
 END $$;
+
+/*
+ * Scenario 4, reads of many rows: namespace ns holds one entity "w" with n
+ * attributes staged and committed through the API at the external_action
+ * tier (action_safe, so every level sees them), in chains of ten (attribute
+ * i derived from i-1 unless i % 10 = 1).  A read by entity or by namespace
+ * returns all n, and at verified_read or stricter checks every one's
+ * ancestry.  The plain store gets the same rows.
+ */
+CREATE FUNCTION bench.grow_wide(ns text, n int) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    tx   bigint;
+    prev bigint;
+    id   bigint;
+BEGIN
+    tx := memtx.begin('external_action', namespace => ns);
+    FOR i IN 1..n LOOP
+        id := memtx.stage(tx, 'w', 'a' || i, to_jsonb(i), source => 'bench', confidence => 0.9,
+                          derived_from => CASE WHEN i % 10 = 1 THEN '{}' ELSE ARRAY[prev] END);
+        prev := id;
+    END LOOP;
+    PERFORM count(*) FROM memtx.commit(tx);
+    INSERT INTO bench.plain_store (namespace, entity, attribute, value)
+    SELECT ns, 'w', 'a' || i, to_jsonb(i) FROM generate_series(1, n) i;
+    RETURN (SELECT count(*) FROM memtx.records WHERE namespace = ns AND state = 'action_safe');
+END $$;

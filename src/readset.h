@@ -1,0 +1,26 @@
+/*
+ * readset.h — the durable read set (readset.c).
+ */
+#ifndef MEMTX_READSET_H
+#define MEMTX_READSET_H
+
+#include "memtx.h"
+
+extern void ReadSetInit(void);
+
+/* Errors unless the shared buffer exists (memtx preloaded). */
+extern void ReadSetRequire(void);
+
+/* A read of memtx transaction tx returned ids; written: their rows are inserted. */
+extern void ReadSetRemember(int64 tx, const Datum *ids, int n, bool written);
+
+/* Commit: write tx's lost reads to memtx.read_set. */
+extern void ReadSetRecover(int64 tx);
+
+/* Ending tx: drop its lost reads. */
+extern void ReadSetForget(int64 tx);
+
+/* begin: tx is created in the current subtransaction. */
+extern void ReadSetNoteBegin(int64 tx);
+
+#endif							/* MEMTX_READSET_H */
