@@ -25,8 +25,15 @@ REGRESS      = $(patsubst test/sql/%.sql,%,$(TESTS))
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=btree_gist
 ISOLATION    = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test --outputdir=test/output_iso --load-extension=btree_gist
+# TAP (test/t/*.pl, after REGRESS and ISOLATION in make installcheck): each
+# test starts clusters of its own with test/tap.conf appended (memtx
+# preloaded) unless TEMP_CONFIG names another file; initdb refuses to run
+# as root (test/run-tap runs them as user postgres)
+TAP_TESTS   = 1
+PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
+export TEMP_CONFIG ?= $(CURDIR)/test/tap.conf
 
-EXTRA_CLEAN = test/results test/regression.diffs test/regression.out test/output_iso
+EXTRA_CLEAN = test/results test/regression.diffs test/regression.out test/output_iso tmp_check
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -34,6 +41,39 @@ include $(PGXS)
 
 # every object depends on the project's headers (PGXS tracks none by default)
 $(OBJS): $(HEADERS)
+
+# prove finds the tests' helper modules in test/t (Makefile.global resets
+# PROVE_FLAGS, hence here)
+PROVE_FLAGS = -I ./test/t
+
+# the databases make installcheck tests in
+CONTRIB_TESTDB   = memtx_regression
+ISOLATION_TESTDB = memtx_isolation
+PGTAP_TESTDB     = memtx_pgtap
+
+# The suites beyond PGXS's three, against the server in the PG* environment
+# with memtx installed (test/run runs them all on a cluster of its own).
+# PG_PROVE and PROVE may name another TAP harness (test/run uses
+# test/tap-count.pl, which also counts the results).
+PG_PROVE ?= pg_prove
+.PHONY: installcheck-pgtap installcheck-dump installcheck-conformance installcheck-bench
+installcheck-pgtap:
+	$(bindir)/dropdb --if-exists $(PGTAP_TESTDB)
+	$(bindir)/createdb $(PGTAP_TESTDB)
+	$(bindir)/psql -X -q -v ON_ERROR_STOP=1 -d $(PGTAP_TESTDB) -c 'CREATE EXTENSION pgtap'
+	$(PG_PROVE) -d $(PGTAP_TESTDB) $(sort $(wildcard test/pgtap/*.sql))
+
+# pg_dump and pg_restore (serial and -j 4) give back every row of the store
+installcheck-dump:
+	PATH="$(bindir):$$PATH" bash test/dump/run.sh
+
+# the declarative protocol cases, graded by rule
+installcheck-conformance:
+	PATH="$(bindir):$$PATH" conformance/run $(CONFORMANCE_FLAGS)
+
+# every benchmark scenario at tiny scale: errors fail, timings don't
+installcheck-bench:
+	PATH="$(bindir):$$PATH" bench/run --scale tiny --no-cluster
 
 .PHONY: test demo
 test:

@@ -187,3 +187,153 @@ CREATE FUNCTION memtx.expire_transactions(namespace text DEFAULT NULL)
     SET search_path = pg_catalog, pg_temp SET jit = off
     SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
 COMMENT ON FUNCTION memtx.expire_transactions(text) IS 'harness: abort (reason expired) every open transaction (of the namespace, when given) whose lease ran out; skips a namespace whose lock is not had within lock_timeout; returns the ids it expired';
+
+-- Parallel restore (hardening item 7)
+/*
+ * pg_dump keeps the store as extension configuration data, and it orders
+ * those tables' data by their foreign keys only by sorting the archive: the
+ * archive itself records no dependency between two TABLE DATA entries (each
+ * names only its own table, which an extension's dump does not contain).
+ * A serial pg_restore follows the archive's order; pg_restore -j hands the
+ * entries to its workers in any order, so with foreign keys in place the
+ * COPY of edges, action_log or compensations could run before the rows they
+ * reference had been loaded, and was refused whole.
+ *
+ * So the references between memtx tables are kept by the triggers below
+ * instead of foreign keys.  They check what the foreign keys checked, with
+ * the same locks (FOR KEY SHARE on the referenced row, so a concurrent
+ * delete waits) and the same SQLSTATE 23503, for every write but one: rows
+ * that arrive by COPY FROM into the table itself, which only the extension's
+ * owner and superusers may run and which is how pg_restore loads the store;
+ * a consistent dump restores consistent, in any load order.  Like the
+ * foreign keys' triggers, they do not fire under
+ * session_replication_role = replica.
+ */
+ALTER TABLE memtx.records DROP CONSTRAINT records_tx_id_fkey;
+ALTER TABLE memtx.edges DROP CONSTRAINT edges_child_fkey, DROP CONSTRAINT edges_parent_fkey;
+ALTER TABLE memtx.read_set DROP CONSTRAINT read_set_tx_id_fkey;
+ALTER TABLE memtx.revocation_registry DROP CONSTRAINT revocation_registry_record_id_fkey,
+                                      DROP CONSTRAINT revocation_registry_root_id_fkey;
+ALTER TABLE memtx.action_log DROP CONSTRAINT action_log_tx_id_fkey, DROP CONSTRAINT action_log_action_id_fkey;
+ALTER TABLE memtx.compensations DROP CONSTRAINT compensations_root_id_fkey, DROP CONSTRAINT compensations_action_id_fkey;
+
+-- The referencing side: the transaction and records a new or changed row
+-- names must exist (and stay, until this transaction ends).
+CREATE FUNCTION memtx.reference_check() RETURNS trigger
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    tx   bigint;
+    recs bigint[];
+    r    bigint;
+BEGIN
+    CASE TG_TABLE_NAME
+        WHEN 'records', 'read_set' THEN tx := NEW.tx_id;
+        WHEN 'action_log' THEN tx := NEW.tx_id; recs := ARRAY[NEW.action_id];
+        WHEN 'edges' THEN recs := ARRAY[NEW.child, NEW.parent];
+        WHEN 'revocation_registry' THEN recs := ARRAY[NEW.record_id, NEW.root_id];
+        WHEN 'compensations' THEN recs := ARRAY[NEW.root_id, NEW.action_id];
+    END CASE;
+    IF tx IS NOT NULL THEN
+        PERFORM FROM memtx.transactions t WHERE t.id = tx FOR KEY SHARE;
+        IF NOT FOUND AND NOT memtx.copying_into(TG_RELID) THEN
+            RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation',
+                MESSAGE = format('a row of %s names transaction %s, which does not exist', TG_TABLE_NAME, tx);
+        END IF;
+    END IF;
+    FOREACH r IN ARRAY coalesce(recs, '{}') LOOP
+        CONTINUE WHEN r IS NULL;
+        PERFORM FROM memtx.records x WHERE x.id = r FOR KEY SHARE;
+        IF NOT FOUND AND NOT memtx.copying_into(TG_RELID) THEN
+            RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation',
+                MESSAGE = format('a row of %s names record %s, which does not exist', TG_TABLE_NAME, r);
+        END IF;
+    END LOOP;
+    RETURN NEW;
+END $$;
+COMMENT ON FUNCTION memtx.reference_check() IS 'trigger: the transaction and records a row names must exist (rows loaded by COPY FROM, as pg_restore loads them, excepted)';
+
+-- Whether this backend is running COPY FROM into the table: the one write
+-- the reference triggers let through unchecked.
+CREATE FUNCTION memtx.copying_into(rel oid) RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    RETURN EXISTS (SELECT FROM pg_catalog.pg_stat_progress_copy p
+                    WHERE p.pid = pg_catalog.pg_backend_pid() AND p.relid = rel AND p.command = 'COPY FROM');
+COMMENT ON FUNCTION memtx.copying_into(oid) IS 'whether this backend is running COPY FROM into the table (how pg_restore loads the store)';
+
+-- The referenced side: a transaction or record that rows name cannot be
+-- deleted, renumbered or truncated away.
+CREATE FUNCTION memtx.reference_guard() RETURNS trigger
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    ref  bigint;
+    used boolean;
+BEGIN
+    IF TG_OP = 'TRUNCATE' THEN
+        IF TG_TABLE_NAME = 'transactions' THEN
+            used := EXISTS (SELECT FROM memtx.records) OR EXISTS (SELECT FROM memtx.read_set)
+                    OR EXISTS (SELECT FROM memtx.action_log);
+        ELSE
+            used := EXISTS (SELECT FROM memtx.edges) OR EXISTS (SELECT FROM memtx.revocation_registry)
+                    OR EXISTS (SELECT FROM memtx.action_log WHERE action_id IS NOT NULL)
+                    OR EXISTS (SELECT FROM memtx.compensations);
+        END IF;
+        IF used THEN
+            RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation',
+                MESSAGE = format('cannot truncate %s while other memtx tables name its rows', TG_TABLE_NAME);
+        END IF;
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'UPDATE' AND NEW.id = OLD.id THEN
+        RETURN NEW;
+    END IF;
+    ref := OLD.id;
+    IF TG_TABLE_NAME = 'transactions' THEN
+        used := EXISTS (SELECT FROM memtx.records c WHERE c.tx_id = ref)
+             OR EXISTS (SELECT FROM memtx.read_set c WHERE c.tx_id = ref)
+             OR EXISTS (SELECT FROM memtx.action_log c WHERE c.tx_id = ref);
+    ELSE
+        used := EXISTS (SELECT FROM memtx.edges c WHERE c.child = ref)
+             OR EXISTS (SELECT FROM memtx.edges c WHERE c.parent = ref)
+             OR EXISTS (SELECT FROM memtx.revocation_registry c WHERE c.record_id = ref OR c.root_id = ref)
+             OR EXISTS (SELECT FROM memtx.action_log c WHERE c.action_id = ref)
+             OR EXISTS (SELECT FROM memtx.compensations c WHERE c.root_id = ref OR c.action_id = ref);
+    END IF;
+    IF used THEN
+        RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation',
+            MESSAGE = format('%s %s is named by other memtx rows', rtrim(TG_TABLE_NAME, 's'), ref),
+            DETAIL = 'Rows of memtx tables that name it would be left dangling.';
+    END IF;
+    RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
+END $$;
+COMMENT ON FUNCTION memtx.reference_guard() IS 'trigger: a transaction or record that other memtx rows name cannot be deleted, renumbered or truncated away';
+
+-- trigger functions: fired by the tables, called by no one
+REVOKE ALL ON FUNCTION memtx.reference_check() FROM PUBLIC;
+REVOKE ALL ON FUNCTION memtx.reference_guard() FROM PUBLIC;
+REVOKE ALL ON FUNCTION memtx.copying_into(oid) FROM PUBLIC;
+
+CREATE TRIGGER records_references BEFORE INSERT OR UPDATE OF tx_id ON memtx.records
+    FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
+CREATE TRIGGER edges_references BEFORE INSERT OR UPDATE OF child, parent ON memtx.edges
+    FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
+CREATE TRIGGER read_set_references BEFORE INSERT OR UPDATE OF tx_id ON memtx.read_set
+    FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
+CREATE TRIGGER revocation_registry_references BEFORE INSERT OR UPDATE OF record_id, root_id ON memtx.revocation_registry
+    FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
+CREATE TRIGGER action_log_references BEFORE INSERT OR UPDATE OF tx_id, action_id ON memtx.action_log
+    FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
+CREATE TRIGGER compensations_references BEFORE INSERT OR UPDATE OF root_id, action_id ON memtx.compensations
+    FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
+CREATE TRIGGER transactions_referenced BEFORE DELETE OR UPDATE OF id ON memtx.transactions
+    FOR EACH ROW EXECUTE FUNCTION memtx.reference_guard();
+CREATE TRIGGER transactions_referenced_truncate BEFORE TRUNCATE ON memtx.transactions
+    FOR EACH STATEMENT EXECUTE FUNCTION memtx.reference_guard();
+CREATE TRIGGER records_referenced BEFORE DELETE OR UPDATE OF id ON memtx.records
+    FOR EACH ROW EXECUTE FUNCTION memtx.reference_guard();
+CREATE TRIGGER records_referenced_truncate BEFORE TRUNCATE ON memtx.records
+    FOR EACH STATEMENT EXECUTE FUNCTION memtx.reference_guard();

@@ -21,3 +21,4 @@ BEGIN
     tx := memtx.begin();
     PERFORM memtx.stage(tx, 'order:2', 'eligible', 'true');
 END $$;
+SELECT memtx.set_role_tier(current_user, 'medium');

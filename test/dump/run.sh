@@ -1,46 +1,73 @@
 #!/usr/bin/env bash
-# pg_dump / pg_restore round trip of a populated store (part of test/run-cluster).
-# Writes "passed failed" to $MEMTX_TEST_OUT/dump.count: one check per table's
-# row count, the sequences, and memtx.check_invariants() after the restore.
+# pg_dump / pg_restore round trip of a populated store (make installcheck-dump,
+# against the server in the PG* environment).  The dump is restored serially
+# and, MEMTX_DUMP_ROUNDS times (default 3), with pg_restore -j 4, each into a
+# fresh database; every restore must give back every memtx table row for row
+# (count and md5 of the ordered rows) and every sequence, keep the invariants
+# and keep working.  Prints TAP lines; with MEMTX_TEST_OUT set, writes
+# "passed failed" to $MEMTX_TEST_OUT/dump.count.  Exit status 0 when all passed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-out=${MEMTX_TEST_OUT:?}
+out=${MEMTX_TEST_OUT:-}
+rounds=${MEMTX_DUMP_ROUNDS:-3}
 dump=$(mktemp /tmp/memtx-dump.XXXXXX)
+trap 'rm -f "$dump"' EXIT
 passed=0; failed=0
 check() { if [ "$2" = "$3" ]; then passed=$((passed + 1)); echo "ok - $1"; else failed=$((failed + 1)); echo "not ok - $1: '$2' vs '$3'"; fi; }
+died() { echo "dump: $1" >&2; [ -n "$out" ] && touch "$out/dump.died"; exit 1; }
+sql() { psql -X -At -v ON_ERROR_STOP=1 -d "$1" -c "$2"; }
 
-dropdb --if-exists memtx_dump_src; dropdb --if-exists memtx_dump_dst
-createdb memtx_dump_src && createdb memtx_dump_dst || { touch "$out/dump.died"; exit 1; }
-psql -X -q -v ON_ERROR_STOP=1 -d memtx_dump_src -f test/dump/populate.sql >/dev/null || { touch "$out/dump.died"; exit 1; }
-pg_dump -Fc -d memtx_dump_src -f "$dump" || { touch "$out/dump.died"; exit 1; }
-pg_restore --exit-on-error -d memtx_dump_dst "$dump" || { touch "$out/dump.died"; exit 1; }
-
-q=$(cat <<'SQL'
-SELECT string_agg(t || '=' || n, ' ' ORDER BY t) FROM (
-    SELECT 'records' t, count(*) n FROM memtx.records UNION ALL
-    SELECT 'edges', count(*) FROM memtx.edges UNION ALL
-    SELECT 'transactions', count(*) FROM memtx.transactions UNION ALL
-    SELECT 'read_set', count(*) FROM memtx.read_set UNION ALL
-    SELECT 'registry', count(*) FROM memtx.revocation_registry UNION ALL
-    SELECT 'action_log', count(*) FROM memtx.action_log UNION ALL
-    SELECT 'rollback_log', count(*) FROM memtx.rollback_log UNION ALL
-    SELECT 'compensations', count(*) FROM memtx.compensations UNION ALL
-    SELECT 'sources', count(*) FROM memtx.sources UNION ALL
-    SELECT 'tools', count(*) FROM memtx.tools) s
+# one line per table of the store: name, row count, md5 of its rows in order
+tables=$(cat <<'SQL'
+CREATE FUNCTION pg_temp.fingerprint(t regclass) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text;
+BEGIN
+    EXECUTE format('SELECT count(*) || '' '' || coalesce(md5(string_agg(x::text, E''\n'' ORDER BY x::text)), ''-'') FROM %s x', t)
+       INTO r;
+    RETURN r;
+END $$;
+SELECT c.oid::regclass || ' ' || pg_temp.fingerprint(c.oid)
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = 'memtx' AND c.relkind = 'r' ORDER BY 1;
 SQL
 )
-src=$(psql -X -At -d memtx_dump_src -c "$q")
-dst=$(psql -X -At -d memtx_dump_dst -c "$q")
-check "row counts match after restore ($src)" "$src" "$dst"
-check "every table of the store was populated" "$(echo "$src" | grep -c '=0\b')" "0"
-seq='SELECT last_value FROM memtx.record_id_seq'
-check "record ids continue after restore" "$(psql -X -At -d memtx_dump_src -c "$seq")" "$(psql -X -At -d memtx_dump_dst -c "$seq")"
-check "check_invariants() is empty after restore" "$(psql -X -At -d memtx_dump_dst -c 'SELECT count(*) FROM memtx.check_invariants()')" "0"
+sequences="SELECT string_agg(sequencename || '=' || coalesce(last_value::text, 'unused'), ' ' ORDER BY sequencename)
+             FROM pg_sequences WHERE schemaname = 'memtx'"
 states="SELECT string_agg(id || ':' || state, ',' ORDER BY id) FROM memtx.records"
-check "record states survive" "$(psql -X -At -d memtx_dump_src -c "$states")" "$(psql -X -At -d memtx_dump_dst -c "$states")"
-# the restored store keeps working: the open transaction commits
-check "the restored store accepts commits" "$(psql -X -At -d memtx_dump_dst -c "SELECT string_agg(state::text, ',') FROM memtx.commit((SELECT max(id) FROM memtx.transactions))")" "committed"
 
-rm -f "$dump"
-dropdb memtx_dump_src; dropdb memtx_dump_dst
-echo "$passed $failed" >"$out/dump.count"
+dropdb --if-exists memtx_dump_src 2>/dev/null
+createdb memtx_dump_src || died "createdb failed"
+psql -X -q -v ON_ERROR_STOP=1 -d memtx_dump_src -f test/dump/populate.sql >/dev/null || died "populating failed"
+pg_dump -Fc -d memtx_dump_src -f "$dump" || died "pg_dump failed"
+src_tables=$(psql -X -At -v ON_ERROR_STOP=1 -d memtx_dump_src <<<"$tables") || died "fingerprinting failed"
+check "every table of the store was populated" "$(grep ' 0 -$' <<<"$src_tables" | cut -d' ' -f1 | xargs)" ""
+
+# restore NAME [pg_restore options]: restores the dump into a fresh database and compares
+restore() {
+    local name=$1 db=memtx_dump_dst; shift
+    dropdb --if-exists $db 2>/dev/null; createdb $db || died "createdb failed"
+    if ! pg_restore --exit-on-error "$@" -d $db "$dump"; then
+        check "$name: pg_restore succeeds" "failed" "ok"
+        return
+    fi
+    check "$name: every table restored row for row" \
+        "$(psql -X -At -d $db <<<"$tables")" "$src_tables"
+    check "$name: every sequence continues" "$(sql $db "$sequences")" "$(sql memtx_dump_src "$sequences")"
+    check "$name: record states survive" "$(sql $db "$states")" "$(sql memtx_dump_src "$states")"
+    check "$name: check_invariants() is empty" "$(sql $db 'SELECT count(*) FROM memtx.check_invariants()')" "0"
+    # the restored store keeps working: the open transaction commits
+    check "$name: the restored store accepts commits" \
+        "$(sql $db "SELECT string_agg(state::text, ',') FROM memtx.commit((SELECT max(id) FROM memtx.transactions))")" \
+        "committed"
+    dropdb $db
+}
+
+restore "serial restore"
+for i in $(seq 1 "$rounds"); do
+    restore "pg_restore -j 4, round $i" -j 4
+done
+
+dropdb memtx_dump_src
+echo "$passed passed, $failed failed (dump)"
+[ -n "$out" ] && echo "$passed $failed" >"$out/dump.count"
+[ "$failed" -eq 0 ]

@@ -73,10 +73,13 @@ unlike($before, qr/=0:/, 'every table of the store has rows');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM memtx.check_invariants()'),
 	'0', 'the 0.1.0 store keeps its invariants');
 
-# phase 2: the installed (current) library, preloaded as in production
+# phase 2: the installed (current) library, preloaded as in production;
+# with MEMTX_DESTDIR, the build test/run installed there (the cluster
+# configuration already finds its library there, see test/run)
+my $current = $ENV{MEMTX_DESTDIR} // '';
 $node->append_conf('postgresql.conf', <<"CONF");
 shared_preload_libraries = 'memtx'
-extension_destdir = ''
+extension_destdir = '$current'
 CONF
 $node->restart;
 
