@@ -22,3 +22,4 @@ BEGIN
     PERFORM memtx.stage(tx, 'order:2', 'eligible', 'true');
 END $$;
 SELECT memtx.set_role_tier(current_user, 'medium');
+SELECT memtx.grant_namespace('tenant-a', current_user);
