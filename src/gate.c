@@ -28,8 +28,8 @@
  * effect_key makes an effect at-most-once per namespace: act serializes on
  * an advisory lock for (namespace, key), and once a call with the key was
  * allowed every repeat returns that decision and records nothing — it looks
- * the key up with the latest snapshot, so a REPEATABLE READ caller sees a
- * decision committed while it waited.  The key binds the tool, the agent (of
+ * the key up with the latest snapshot, so it sees a decision committed
+ * while it waited for the key's lock.  The key binds the tool, the agent (of
  * the memtx transaction) and the canonical args (jsonb text) of the call
  * that used it up: a repeat that differs in any of them is an error (23505),
  * never another call's decision.  Blocked calls do not use the key up.
@@ -399,10 +399,10 @@ memtx_act(PG_FUNCTION_ARGS)
 		values[4] = PG_GETARG_DATUM(2);
 
 		/*
-		 * Look with the latest snapshot, not the transaction's: under
-		 * REPEATABLE READ the call that used the key may have committed
-		 * while we waited for the key's lock, and its decision must be
-		 * returned rather than the effect attempted a second time.
+		 * Look with the latest snapshot, not the statement's: the call that
+		 * used the key may have committed while we waited for the key's
+		 * lock, and its decision must be returned rather than the effect
+		 * attempted a second time.
 		 */
 		CommandCounterIncrement();
 		if (SPI_execute_snapshot(MemtxPlan(&prior,

@@ -15,9 +15,9 @@
  * two commits with overlapping slots serialize without deadlock and the
  * rivals each sees are final.  In READ COMMITTED each query sees what
  * committed before it, so the second of two racing commits adjudicates
- * against the first's result: the outcome is that of a serial order.  Under
- * REPEATABLE READ or SERIALIZABLE a race surfaces as a serialization failure
- * (40001) for the client to retry.
+ * against the first's result: the outcome is that of a serial order.  memtx
+ * refuses to run under REPEATABLE READ or SERIALIZABLE (api.c), where a
+ * transaction snapshot would hide the first commit from the second.
  *
  * Idempotence.  The outcome is stored on the records (verdict,
  * verdict_reason); a second commit returns it and runs nothing.
