@@ -272,6 +272,9 @@ ReadSetSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 void
 ReadSetInit(void)
 {
+	/* a server-start setting can be defined only while preloading */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
 	DefineCustomIntVariable("memtx.read_set_buffer",
 							"Entries of the shared buffer that keeps reads of rolled-back SQL transactions.",
 							"Every record id memtx.read returns holds one entry until the SQL transaction "
@@ -280,8 +283,6 @@ ReadSetInit(void)
 							131072, 1024, INT_MAX / 2,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
-	if (!process_shared_preload_libraries_in_progress)
-		return;
 	prev_shmem_request = shmem_request_hook;
 	shmem_request_hook = ReadSetShmemRequest;
 	prev_shmem_startup = shmem_startup_hook;

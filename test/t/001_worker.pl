@@ -55,7 +55,7 @@ is($node->safe_psql('postgres', $db2_query), '',
 	'worker of a database without memtx has run no query');
 $node->safe_psql('db2', 'CREATE EXTENSION memtx CASCADE');
 ok( $node->poll_query_until(
-		'postgres', "$db2_query AND query LIKE '%memtx.expire_transactions()%'"
+		'postgres', "$db2_query AND query LIKE '%FROM memtx.transactions%'"
 		  =~ s/^SELECT query/SELECT count(*) = 1/r),
 	'once memtx is installed there, the worker expires in it');
 

@@ -120,6 +120,12 @@ is($plain->safe_psql('postgres', "$long SELECT allowed FROM memtx.gate($txc, 'se
 	't', 'the gate is open again');
 is($plain->safe_psql('postgres', 'SELECT count(*) FROM memtx.expire_transactions()'),
 	'0', 'a second run expires nothing');
+# the read set of a rolled-back read lives in shared memory: no preload, no read
+my ($rc, $out, $err) = $plain->psql('postgres',
+	"$long SELECT count(*) FROM memtx.read($txc)", extra_params => ['-v', 'VERBOSITY=verbose']);
+isnt($rc, 0, 'memtx.read is refused without preload');
+like($err, qr/55000: memtx.read needs memtx in shared_preload_libraries/,
+	'with SQLSTATE 55000 and a message that says why');
 $plain->stop;
 
 done_testing();
