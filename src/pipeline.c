@@ -9,9 +9,10 @@
  *
  * Concurrency.  commit takes, in the order of locks.c, the transaction row
  * (a second commit, or a stage, waits and then sees the outcome), the
- * namespace lock shared, then every slot it touches in one sorted pass, so
- * two commits with overlapping slots serialize without deadlock and the
- * rivals each sees are final.  In READ COMMITTED each query sees what
+ * namespace lock shared, then every slot it touches in one sorted pass (one
+ * namespace-wide slot lock instead when they are many, see locks.c), so two
+ * commits with overlapping slots serialize without deadlock and the rivals
+ * each sees are final.  In READ COMMITTED each query sees what
  * committed before it, so the second of two racing commits adjudicates
  * against the first's result: the outcome is that of a serial order.  Under
  * REPEATABLE READ or SERIALIZABLE a race surfaces as a serialization failure
