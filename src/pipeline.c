@@ -88,7 +88,7 @@ PipelineQuarantine(int64 id, const char *reason)
 
 /* Run the four checks on one staged record; returns NULL when it passes. */
 static const char *
-PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance)
+PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, HTAB *memo)
 {
 	ConflictResult cr;
 
@@ -100,7 +100,7 @@ PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance)
 	if (!valid_now)
 		return "outside_validity";
 	/* 3. conflict */
-	ConflictCheck(t, rec, provenance, &cr);
+	ConflictCheck(t, rec, provenance, memo, &cr);
 	if (cr.nrivals > 0)
 		t->verifier_calls++;
 	if (cr.reason)
@@ -170,6 +170,7 @@ memtx_commit(PG_FUNCTION_ARGS)
 	MemtxRec   *recs;
 	bool	   *valid_now;
 	bool	   *provenance;
+	HTAB	   *memo;
 
 	MemtxRequireArg(fcinfo, 0, "transaction id");
 	InitMaterializedSRF(fcinfo, 0);
@@ -227,9 +228,10 @@ memtx_commit(PG_FUNCTION_ARGS)
 		LockSlots(t->namespace, ents, atts, (int) n);
 	}
 
+	memo = ConflictMemoCreate();
 	for (uint64 i = 0; i < n; i++)
 	{
-		const char *reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i]);
+		const char *reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i], memo);
 
 		if (reason)
 		{
