@@ -19,6 +19,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
 
@@ -36,11 +37,10 @@ static const char *const RankReason[] = {
 };
 
 /*
- * Everything checks 3a–3c and 4 need to know about the candidate's parents,
- * read set and ancestry, in one query: the declared parents' states, the
- * laundering rule over declared parents (and the read set under
- * memtx.flow_control = read_set), and whether any transitive ancestor is
- * revoked or registered.
+ * Everything checks 3a–3c need to know about the candidate's parents and
+ * read set, in one query: the declared parents' states, the laundering rule
+ * over declared parents (and the read set under memtx.flow_control =
+ * read_set), and the parents check 4 has to walk from (see ConflictCheck).
  */
 static void
 ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
@@ -48,6 +48,7 @@ ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8OID, INT8OID, BOOLOID, TEXTOID, TEXTARRAYOID};
 	Datum		values[5];
+	bool		isnull;
 
 	values[0] = Int64GetDatum(cand->id);
 	values[1] = Int64GetDatum(t->id);
@@ -55,8 +56,8 @@ ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 	values[3] = CStringGetTextDatum(MemtxScopeNames[cand->scope]);
 	values[4] = PointerGetDatum(cand->readers);
 	MemtxExec(MemtxPlan(&plan,
-						"WITH RECURSIVE par AS ("
-						"  SELECT p.state, rr.record_id IS NOT NULL AS registered"
+						"WITH par AS ("
+						"  SELECT p.id, p.tx_id, p.state, rr.record_id IS NOT NULL AS registered"
 						"    FROM memtx.edges e JOIN memtx.records p ON p.id = e.parent"
 						"    LEFT JOIN memtx.revocation_registry rr ON rr.record_id = p.id"
 						"   WHERE e.child = $1),"
@@ -71,16 +72,59 @@ ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 						"       coalesce((SELECT bool_or(state IN ('tentative', 'raw', 'validated')) FROM par), false),"
 						"       coalesce((SELECT bool_or(state IN ('quarantined', 'superseded')) FROM par), false),"
 						"       coalesce((SELECT bool_or(f.scope < $4::memtx.scope OR NOT ($5 <@ f.readers)) FROM flow f), false),"
-						"       EXISTS (SELECT 1 FROM memtx.ancestors($1) anc(id) JOIN memtx.records a ON a.id = anc.id"
-						"               LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id"
-						"               WHERE a.state = 'revoked' OR rr.record_id IS NOT NULL)",
+						"       ARRAY(SELECT id FROM par WHERE tx_id IS DISTINCT FROM $2)",
 						5, types),
 			  values, NULL, 1);
 	f->revoked_parent = MemtxGetBool(0, 1);
 	f->uncommitted_parent = MemtxGetBool(0, 2);
 	f->inactive_parent = MemtxGetBool(0, 3);
 	f->laundering = MemtxGetBool(0, 4);
-	f->unstable = MemtxGetBool(0, 5);
+	deconstruct_array(DatumGetArrayTypeP(MemtxGet(0, 5, &isnull)), INT8OID, sizeof(int64),
+					  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &f->walk, NULL, &f->nwalk);
+}
+
+typedef struct ConflictMemoEntry
+{
+	int64		id;				/* a parent outside the commit's transaction */
+	bool		unstable;		/* one of its transitive ancestors revoked or registered */
+} ConflictMemoEntry;
+
+/* The ancestry facts of one commit run, keyed by parent. */
+HTAB *
+ConflictMemoCreate(void)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = sizeof(ConflictMemoEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	return hash_create("memtx ancestry facts", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/* Whether a transitive ancestor of parent is revoked or registered; walked once per run. */
+static bool
+ConflictParentUnstable(HTAB *memo, int64 parent)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8OID};
+	Datum		values[1];
+	ConflictMemoEntry *e;
+	bool		found;
+
+	e = hash_search(memo, &parent, HASH_ENTER, &found);
+	if (!found)
+	{
+		values[0] = Int64GetDatum(parent);
+		MemtxExec(MemtxPlan(&plan,
+							"SELECT EXISTS (SELECT 1 FROM memtx.ancestors($1) anc(id)"
+							"               JOIN memtx.records a ON a.id = anc.id"
+							"               LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id"
+							"               WHERE a.state = 'revoked' OR rr.record_id IS NOT NULL)",
+							1, types),
+				  values, NULL, 1);
+		e->unstable = MemtxGetBool(0, 1);
+	}
+	return e->unstable;
 }
 
 /* Whether the candidate's owner may supersede a rival. */
@@ -189,9 +233,20 @@ ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
  * counts and the transaction has read anything.  Without either there is no
  * parent, ancestor or flow to judge, every fact is false, and the facts query
  * (the pipeline's most expensive plan to start) is skipped.
+ *
+ * The fact check 4 needs (a transitive ancestor revoked or registered) is
+ * found, when no check 3 failed, from the parents: each parent itself is
+ * judged by 3a, and the ancestry of each parent outside the candidate's
+ * transaction is walked once per commit run (memo), however many candidates
+ * derive from it.  A parent of the candidate's own transaction was staged
+ * earlier, so this run has judged it already: it passed check 4 (and no
+ * revocation can run while the commit holds the namespace lock, so its
+ * ancestry is still stable), or it did not pass and the candidate fails 3a
+ * or 3b on it.  So a chain staged in one transaction, or a fan-in below one
+ * deep parent, commits in time linear in its size, not a walk per record.
  */
 void
-ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, ConflictResult *res)
+ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, HTAB *memo, ConflictResult *res)
 {
 	/* the rivals found below are final only under the slot's lock */
 	Assert(LockSlotHeld(cand->namespace, cand->entity, cand->attribute));
@@ -208,6 +263,9 @@ ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, ConflictResult *res)
 		res->reason = "permission_laundering";
 	else
 		ConflictSlot(t, cand, res);
+	if (res->reason == NULL)
+		for (int i = 0; i < res->facts.nwalk && !res->facts.unstable; i++)
+			res->facts.unstable = ConflictParentUnstable(memo, DatumGetInt64(res->facts.walk[i]));
 }
 
 void

@@ -7,6 +7,8 @@
 
 #include "record.h"
 
+#include "utils/hsearch.h"
+
 typedef struct ConflictFacts
 {
 	bool		revoked_parent;
@@ -14,6 +16,8 @@ typedef struct ConflictFacts
 	bool		inactive_parent;
 	bool		laundering;
 	bool		unstable;		/* a transitive ancestor revoked or registered */
+	Datum	   *walk;			/* parents outside the transaction, for check 4 */
+	int			nwalk;
 } ConflictFacts;
 
 typedef struct ConflictResult
@@ -25,7 +29,9 @@ typedef struct ConflictResult
 	int			nsupersede;
 } ConflictResult;
 
-extern void ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, ConflictResult *res);
+extern HTAB *ConflictMemoCreate(void);
+extern void ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, HTAB *memo,
+						  ConflictResult *res);
 extern void ConflictSupersede(Datum *ids, int n);
 extern void ConflictFetchRivals(int64 id);
 

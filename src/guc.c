@@ -27,6 +27,7 @@ int			memtx_flow_control = MF_READ_SET;
 int			memtx_lease_timeout = 300;
 char	   *memtx_logical_now = NULL;
 bool		memtx_notify = true;
+int			memtx_max_staged = 10000;
 
 static const struct config_enum_entry tier_options[] = {
 	{"low", MT_LOW, false},
@@ -144,4 +145,11 @@ GucInit(void)
 							 &memtx_notify,
 							 true,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("memtx.max_staged",
+							"Most records one memtx transaction may stage.",
+							"Staging one more fails with SQLSTATE 54000.",
+							&memtx_max_staged,
+							10000, 1, INT_MAX,
+							PGC_SUSET, 0, NULL, NULL, NULL);
 }

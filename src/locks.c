@@ -24,9 +24,17 @@
  *      expiry elsewhere.
  *   3. the effect-key lock (act with an effect key), exclusive, so two
  *      calls with one key serialize and the second sees the first's log row.
- *   4. slot locks (commit, resolve), exclusive, every slot of the call in
- *      one pass sorted by key, so rival commits serialize without deadlock
- *      and the second adjudicates against the first's result.
+ *   4. slot locks (commit, resolve): first the namespace's slot-intent
+ *      lock, shared, then every slot of the call, exclusive, in one pass
+ *      sorted by key, so rival commits serialize without deadlock and the
+ *      second adjudicates against the first's result.  A call with more
+ *      than LOCK_SLOTS_MAX distinct slots takes the slot-intent lock
+ *      exclusive instead, and no slot lock: it conflicts with every slot
+ *      holder of the namespace (they hold the intent lock shared) and with
+ *      every other escalated call, so it serializes exactly where its slot
+ *      locks would have, at the cost of also waiting for commits on other
+ *      slots.  The namespace lock (level 2) is not upgraded for this: an
+ *      upgrade of a lock that others hold shared deadlocks.
  *   5. record rows, FOR UPDATE, in id order (cascade roots and descendants,
  *      the record resolve settles).
  *
@@ -44,9 +52,24 @@
  * Level 2 taken shared and later wanted exclusive in the same SQL
  * transaction (a commit, then a revoke) is an upgrade that can deadlock
  * against another session doing the same; PostgreSQL detects it (40P01).
+ * So is a small commit followed by an escalated one in one SQL transaction
+ * (the slot-intent lock, shared, then exclusive).
+ *
+ * The shared lock table.  Every heavyweight lock held takes an entry in a
+ * table shared by all databases of the cluster, sized max_locks_per_transaction
+ * × (max_connections + ...); when it is full, every session of every database
+ * that needs a new lock fails with 53200.  So no memtx call holds a number of
+ * locks that grows with its input: a commit holds at most LOCK_SLOTS_MAX slot
+ * locks plus its levels 1–3 and the relation locks of its statements (about
+ * a dozen outside PostgreSQL's per-backend fast path), well under the default
+ * max_locks_per_transaction of 64.  Row locks (levels 1 and 5: act's inputs,
+ * a cascade's descendants, a stage's parents, checked by foreign keys FOR KEY
+ * SHARE) live in the tuples, not in the lock table, however many rows a call
+ * locks.
  *
  * All keys live in memtx's own advisory space: field1 the database, field2
- * 'mt' << 16 | level, field3 a 32-bit hash of the names, field4 = 3, which
+ * 'mt' << 16 | kind (slot, namespace, effect key, slot intent), field3 a
+ * 32-bit hash of the names, field4 = 3, which
  * keeps them apart from pg_advisory_lock's own keys (field4 1 and 2).  A hash
  * collision only makes two unrelated names share a lock: slower, never wrong.
  */
@@ -61,6 +84,14 @@
 #define LOCK_SPACE_SLOT			1
 #define LOCK_SPACE_NAMESPACE	2
 #define LOCK_SPACE_EFFECT		3
+#define LOCK_SPACE_SLOT_INTENT	4
+
+/*
+ * The most slot locks one call takes; above it, the namespace's slot-intent
+ * lock exclusive stands for all of them.  Commits of up to this many slots
+ * (nearly all) keep per-slot concurrency.
+ */
+#define LOCK_SLOTS_MAX			16
 
 static void
 LockTag(LOCKTAG *tag, int space, uint32 key)
@@ -149,10 +180,16 @@ LockCompareKeys(const void *a, const void *b)
 	return x < y ? -1 : (x > y ? 1 : 0);
 }
 
+/*
+ * Lock the distinct slots of the call: the slot-intent lock shared and each
+ * slot exclusive, or above LOCK_SLOTS_MAX the slot-intent lock exclusive.
+ */
 void
 LockSlots(const char *ns, char **entities, char **attributes, int n)
 {
+	uint32		intent = MemtxHashStrings(ns, NULL, NULL);
 	uint32	   *keys = palloc(sizeof(uint32) * (n + 1));
+	int			nkeys = 0;
 
 	Assert(LockNamespaceHeld(ns, false));
 	for (int i = 0; i < n; i++)
@@ -160,13 +197,26 @@ LockSlots(const char *ns, char **entities, char **attributes, int n)
 	qsort(keys, n, sizeof(uint32), LockCompareKeys);
 	for (int i = 0; i < n; i++)
 		if (i == 0 || keys[i] != keys[i - 1])
+			keys[nkeys++] = keys[i];
+	if (nkeys > LOCK_SLOTS_MAX)
+		LockKey(LOCK_SPACE_SLOT_INTENT, intent, true);
+	else
+	{
+		LockKey(LOCK_SPACE_SLOT_INTENT, intent, false);
+		for (int i = 0; i < nkeys; i++)
 			LockKey(LOCK_SPACE_SLOT, keys[i], true);
+	}
 	pfree(keys);
 }
 
-/* Whether this backend holds the slot's lock. */
+/* Whether this backend holds the slot's lock, or its namespace's escalated one. */
 bool
 LockSlotHeld(const char *ns, const char *entity, const char *attribute)
 {
-	return LockKeyHeld(LOCK_SPACE_SLOT, MemtxHashStrings(ns, entity, attribute), true);
+	uint32		intent = MemtxHashStrings(ns, NULL, NULL);
+
+	if (LockKeyHeld(LOCK_SPACE_SLOT_INTENT, intent, true))
+		return true;
+	return LockKeyHeld(LOCK_SPACE_SLOT_INTENT, intent, false) &&
+		LockKeyHeld(LOCK_SPACE_SLOT, MemtxHashStrings(ns, entity, attribute), true);
 }

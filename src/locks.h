@@ -13,7 +13,7 @@ extern bool LockNamespaceHeld(const char *ns, bool exclusive);
 /* 3. The effect-key lock of act, exclusive. */
 extern void LockEffectKey(const char *ns, const char *key);
 
-/* 4. Slot locks, exclusive, one sorted pass per call. */
+/* 4. Slot locks, exclusive, one sorted pass per call (escalated above a bound). */
 extern void LockSlots(const char *ns, char **entities, char **attributes, int n);
 extern bool LockSlotHeld(const char *ns, const char *entity, const char *attribute);
 

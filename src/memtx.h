@@ -64,6 +64,7 @@ extern int	memtx_flow_control;
 extern int	memtx_lease_timeout;
 extern bool memtx_notify;
 extern char *memtx_logical_now;
+extern int	memtx_max_staged;
 extern void GucInit(void);
 
 /* worker.c */

@@ -11,7 +11,8 @@
  * (a second commit, or a stage, waits and then sees the outcome), the
  * namespace lock shared (exclusive when the transaction acted on its own
  * staging: a record quarantined here then repairs the tool actions derived
- * from it, as a cascade), then every slot it touches in one sorted pass, so
+ * from it, as a cascade), then every slot it touches in one sorted pass (one
+ * namespace-wide slot lock instead when they are many, see locks.c), so
  * two commits with overlapping slots serialize without deadlock and the
  * rivals each sees are final.  In READ COMMITTED each query sees what
  * committed before it, so the second of two racing commits adjudicates
@@ -106,7 +107,7 @@ PipelineStillTentative(int64 id)
 
 /* Run the four checks on one staged record; returns NULL when it passes. */
 static const char *
-PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance)
+PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, HTAB *memo)
 {
 	ConflictResult cr;
 
@@ -118,7 +119,7 @@ PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance)
 	if (!valid_now)
 		return "outside_validity";
 	/* 3. conflict */
-	ConflictCheck(t, rec, provenance, &cr);
+	ConflictCheck(t, rec, provenance, memo, &cr);
 	if (cr.nrivals > 0)
 		t->verifier_calls++;
 	if (cr.reason)
@@ -189,6 +190,7 @@ memtx_commit(PG_FUNCTION_ARGS)
 	bool	   *valid_now;
 	bool	   *provenance;
 	bool		repair_actions;
+	HTAB	   *memo;
 
 	MemtxRequireArg(fcinfo, 0, "transaction id");
 	InitMaterializedSRF(fcinfo, 0);
@@ -251,6 +253,7 @@ memtx_commit(PG_FUNCTION_ARGS)
 		LockSlots(t->namespace, ents, atts, (int) n);
 	}
 
+	memo = ConflictMemoCreate();
 	for (uint64 i = 0; i < n; i++)
 	{
 		const char *reason;
@@ -258,7 +261,7 @@ memtx_commit(PG_FUNCTION_ARGS)
 		/* a repair below an earlier quarantine may have revoked it */
 		if (repair_actions && !PipelineStillTentative(recs[i].id))
 			continue;
-		reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i]);
+		reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i], memo);
 		if (reason)
 		{
 			PipelineQuarantine(recs[i].id, reason);

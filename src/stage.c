@@ -16,12 +16,20 @@
  * Everything is validated before anything is written; an error leaves
  * nothing behind.  Staging takes the namespace lock shared, so a cascade
  * (exclusive) either sees the new edges or runs before them.
+ *
+ * A transaction stages at most memtx.max_staged records (54000 beyond).  The
+ * count is read once per SQL transaction and then kept by the backend: stage
+ * holds the transaction's row FOR UPDATE until the SQL transaction ends, so
+ * no one else stages into it meanwhile, and any abort of a (sub)transaction
+ * forgets the count, since what it staged is gone.  A burst of stages in one
+ * SQL transaction therefore counts once, not once per record.
  */
 #include "record.h"
 #include "locks.h"
 #include "visibility.h"
 
 #include "access/detoast.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -31,6 +39,58 @@
 #include "utils/timestamp.h"
 
 #define MEMTX_MAX_VALUE_BYTES (1024 * 1024)
+
+/* The transaction whose staged records this backend has counted (0: none). */
+static int64 StageCountTx = 0;
+static int64 StageCountN = 0;
+static bool StageCountCallbacks = false;
+
+static void
+StageForgetCount(XactEvent event, void *arg)
+{
+	StageCountTx = 0;
+}
+
+static void
+StageForgetCountSub(SubXactEvent event, SubTransactionId sub, SubTransactionId parent, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		StageCountTx = 0;
+}
+
+/* Refuse one record more than memtx.max_staged; the caller holds t's row lock. */
+static void
+StageCheckCount(MemtxTxn *t)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8OID};
+	Datum		values[1];
+
+	if (!StageCountCallbacks)
+	{
+		RegisterXactCallback(StageForgetCount, NULL);
+		RegisterSubXactCallback(StageForgetCountSub, NULL);
+		StageCountCallbacks = true;
+	}
+	if (StageCountTx != t->id)
+	{
+		values[0] = Int64GetDatum(t->id);
+		MemtxExec(MemtxPlan(&plan,
+							"SELECT count(*) FROM memtx.records "
+							"WHERE tx_id = $1 AND kind <> 'tool_action'",
+							1, types),
+				  values, NULL, 1);
+		StageCountN = MemtxGetInt64(0, 1);
+		StageCountTx = t->id;
+	}
+	if (StageCountN >= memtx_max_staged)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("transaction %lld cannot stage more than %d records",
+						(long long) t->id, memtx_max_staged),
+				 errdetail("memtx.max_staged limits the records one transaction stages."),
+				 errhint("Commit it and stage the rest in another transaction.")));
+}
 
 /*
  * Check the declared parents: they exist, are readable by the caller (one
@@ -199,6 +259,7 @@ memtx_stage(PG_FUNCTION_ARGS)
 	MemtxCallBegin(&call);
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
 	LockNamespace(t->namespace, false);
+	StageCheckCount(t);
 
 	has_observed = StageCheckParents(&call, t, parents, nparents, &observed);
 	if (!PG_ARGISNULL(12))
@@ -251,6 +312,7 @@ memtx_stage(PG_FUNCTION_ARGS)
 							2, edge_types),
 				  values, NULL, 0);
 	}
+	StageCountN++;
 	MemtxCallEnd(&call);
 	PG_RETURN_INT64(id);
 }
