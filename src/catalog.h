@@ -7,17 +7,6 @@
 
 #include "memtx.h"
 
-/* Labels of memtx.tx_status, in enum order. */
-typedef enum MemtxTxStatus
-{
-	MX_OPEN,
-	MX_COMMITTED,
-	MX_PARTIALLY_COMMITTED,
-	MX_ABORTED
-} MemtxTxStatus;
-
-extern const char *const MemtxTxStatusNames[];
-
 /*
  * Refuse to run over a catalog whose version this library does not know
  * (an ALTER EXTENSION memtx UPDATE is pending, or the library is older than
