@@ -1,6 +1,7 @@
 /*
  * catalog.h — what the library knows of the catalog it runs over: the
- * extension versions it supports and the enum labels compiled into it.
+ * extension versions it supports.  The enum labels compiled into it and
+ * CatalogEnumIndex are declared in memtx.h, which every subsystem includes.
  */
 #ifndef MEMTX_CATALOG_H
 #define MEMTX_CATALOG_H
