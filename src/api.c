@@ -151,6 +151,14 @@ MemtxGetInt64(int row, int col)
 char *
 MemtxGetText(int row, int col)
 {
+	/* a text column needs no output function: detoast and copy it */
+	if (SPI_gettypeid(SPI_tuptable->tupdesc, col) == TEXTOID)
+	{
+		bool		isnull;
+		Datum		d = MemtxGet(row, col, &isnull);
+
+		return isnull ? NULL : TextDatumGetCString(d);
+	}
 	return SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col);
 }
 

@@ -47,6 +47,19 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
+/* What a repair did to a record: the action column of memtx.rollback_log. */
+typedef enum RepairAction
+{
+	RA_REVOKED,
+	RA_QUARANTINED,
+	RA_COMPENSATED,
+	RA_LEAKED
+} RepairAction;
+
+static const char *const RepairActionNames[] = {
+	"revoked", "quarantined", "compensated", "leaked"
+};
+
 typedef struct RepairList
 {
 	Datum	   *ids;
@@ -58,7 +71,7 @@ typedef struct RepairList
 } RepairList;
 
 static void
-RepairAdd(RepairList *l, int64 id, const char *kind, const char *action, const char *reason)
+RepairAdd(RepairList *l, int64 id, MemtxKind kind, RepairAction action, MemtxReason reason)
 {
 	if (l->n == l->cap)
 	{
@@ -69,9 +82,9 @@ RepairAdd(RepairList *l, int64 id, const char *kind, const char *action, const c
 		l->reasons = l->reasons ? repalloc(l->reasons, sizeof(Datum) * l->cap) : palloc(sizeof(Datum) * l->cap);
 	}
 	l->ids[l->n] = Int64GetDatum(id);
-	l->kinds[l->n] = CStringGetTextDatum(kind);
-	l->actions[l->n] = CStringGetTextDatum(action);
-	l->reasons[l->n] = CStringGetTextDatum(reason);
+	l->kinds[l->n] = CStringGetTextDatum(MemtxKindNames[kind]);
+	l->actions[l->n] = CStringGetTextDatum(RepairActionNames[action]);
+	l->reasons[l->n] = CStringGetTextDatum(MemtxReasonName(reason));
 	l->n++;
 }
 
@@ -83,7 +96,7 @@ CascadeTexts(Datum *texts, int n)
 
 /* Revoke ids (any non-terminal state) with reason; tentative ones settle now. */
 static void
-CascadeRevokeIds(Datum *ids, int n, const char *reason)
+CascadeRevokeIds(Datum *ids, int n, MemtxReason reason)
 {
 	static SPIPlanPtr unvalidate;
 	static SPIPlanPtr plan;
@@ -93,7 +106,7 @@ CascadeRevokeIds(Datum *ids, int n, const char *reason)
 	if (n == 0)
 		return;
 	values[0] = RecIdsDatum(ids, n);
-	values[1] = CStringGetTextDatum(reason);
+	values[1] = CStringGetTextDatum(MemtxReasonName(reason));
 	/* validated is a step inside commit; it can only leave through quarantine */
 	MemtxExec(MemtxPlan(&unvalidate,
 						"UPDATE memtx.records SET state = 'quarantined' "
@@ -144,11 +157,137 @@ CascadeLog(int64 root, RepairList *l, const char *note, Tuplestorestate *out)
 
 /* A tool action's repair: an obligation row when its tool is reversible, then revoked. */
 static void
-CascadeRepairAction(RepairList *log, RepairList *comp, int64 id, bool reversible, const char *reason)
+CascadeRepairAction(RepairList *log, RepairList *comp, int64 id, bool reversible, MemtxReason reason)
 {
 	if (reversible)
-		RepairAdd(comp, id, "tool_action", "compensated", reason);
-	RepairAdd(log, id, "tool_action", reversible ? "compensated" : "leaked", reason);
+		RepairAdd(comp, id, MK_TOOL_ACTION, RA_COMPENSATED, reason);
+	RepairAdd(log, id, MK_TOOL_ACTION, reversible ? RA_COMPENSATED : RA_LEAKED, reason);
+}
+
+/*
+ * Lock and list what lies below root, in id order: every transitive
+ * descendant, or (below_actions) only the tool actions among them and what
+ * descends from those.  Columns: id, kind, state, registered, reversible.
+ */
+static void
+CascadeWalk(int64 root, bool below_actions)
+{
+	static SPIPlanPtr walk_all;
+	static SPIPlanPtr walk_actions;
+	static const Oid types[] = {INT8OID};
+	Datum		values[1];
+#define CASCADE_WALK_COLUMNS \
+	"SELECT r.id, r.kind, r.state, rr.record_id IS NOT NULL, " \
+	"       coalesce(t.reversible, false) "
+#define CASCADE_WALK_JOINS \
+	"JOIN memtx.records r ON r.id = d.id " \
+	"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = r.id " \
+	"LEFT JOIN memtx.tools t ON r.kind = 'tool_action' " \
+	"      AND t.name = pg_catalog.substr(r.entity, 6) " \
+	"ORDER BY r.id FOR UPDATE OF r"
+
+	values[0] = Int64GetDatum(root);
+	if (below_actions)
+		MemtxExec(MemtxPlan(&walk_actions,
+							"WITH a(id) AS ("
+							"  SELECT x.id FROM memtx.descendants($1) x(id) "
+							"  JOIN memtx.records ra ON ra.id = x.id AND ra.kind = 'tool_action'), "
+							"d(id) AS (SELECT a.id FROM a UNION SELECT y.id FROM a, memtx.descendants(a.id) y(id)) "
+							CASCADE_WALK_COLUMNS "FROM d " CASCADE_WALK_JOINS,
+							1, types),
+				  values, NULL, 0);
+	else
+		MemtxExec(MemtxPlan(&walk_all,
+							CASCADE_WALK_COLUMNS "FROM memtx.descendants($1) d(id) " CASCADE_WALK_JOINS,
+							1, types),
+				  values, NULL, 0);
+#undef CASCADE_WALK_COLUMNS
+#undef CASCADE_WALK_JOINS
+}
+
+/*
+ * Sort the rows of a walk (CascadeWalk) by repair: views to quarantine go to
+ * views, records to revoke to revoke, tool actions to compensate to comp,
+ * and every repair to log.
+ */
+static void
+CascadeClassify(SPITupleTable *walk, uint64 n, RepairList *log, RepairList *comp,
+				RepairList *views, RepairList *revoke)
+{
+	TupleDesc	td = walk->tupdesc;
+
+	for (uint64 i = 0; i < n; i++)
+	{
+		HeapTuple	tup = walk->vals[i];
+		bool		isnull;
+		int64		id = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
+		MemtxKind	kind = (MemtxKind) CatalogEnumIndex(ME_KIND, SPI_getbinval(tup, td, 2, &isnull));
+		MemtxState	state = (MemtxState) CatalogEnumIndex(ME_STATE, SPI_getbinval(tup, td, 3, &isnull));
+		bool		registered = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
+		bool		reversible = DatumGetBool(SPI_getbinval(tup, td, 5, &isnull));
+
+		if (state == MS_REVOKED)
+			continue;
+		if (state == MS_QUARANTINED && registered)
+			continue;
+		if (MEMTX_IS_ACTIVE(state) && MEMTX_KIND_IS_VIEW(kind))
+		{
+			RepairAdd(views, id, kind, RA_QUARANTINED, MR_INVALIDATED);
+			RepairAdd(log, id, kind, RA_QUARANTINED, MR_INVALIDATED);
+			continue;
+		}
+		if (MEMTX_IS_ACTIVE(state) && kind == MK_TOOL_ACTION)
+			CascadeRepairAction(log, comp, id, reversible, MR_REVOKED_PARENT);
+		else
+			RepairAdd(log, id, kind, RA_REVOKED, MR_REVOKED_PARENT);
+		RepairAdd(revoke, id, kind, RA_REVOKED, MR_REVOKED_PARENT);
+	}
+}
+
+/* Run a statement with $1 = ids (int8[]) and $2 = root, unless ids is empty. */
+static void
+CascadeExecIds(SPIPlanPtr *slot, const char *sql, int nargs, int64 root, Datum *ids, int n)
+{
+	static const Oid types[] = {INT8ARRAYOID, INT8OID};
+	Datum		values[2];
+
+	if (n == 0)
+		return;
+	values[0] = RecIdsDatum(ids, n);
+	values[1] = Int64GetDatum(root);
+	MemtxExec(MemtxPlan(slot, sql, nargs, types), values, NULL, 0);
+}
+
+/* Quarantine the views in ids (invalidated) and enter them in the registry under root. */
+static void
+CascadeInvalidateViews(int64 root, Datum *ids, int n)
+{
+	static SPIPlanPtr quarantine;
+	static SPIPlanPtr registry;
+
+	CascadeExecIds(&quarantine,
+				   "UPDATE memtx.records SET state = 'quarantined', reason = 'invalidated' "
+				   "WHERE id = ANY ($1)",
+				   1, root, ids, n);
+	CascadeExecIds(&registry,
+				   "INSERT INTO memtx.revocation_registry (record_id, root_id) "
+				   "SELECT unnest($1), $2 ON CONFLICT (record_id) DO NOTHING",
+				   2, root, ids, n);
+}
+
+/* An obligation row under root for each tool action in ids, naming its compensator. */
+static void
+CascadeCompensate(int64 root, Datum *ids, int n)
+{
+	static SPIPlanPtr compensate;
+
+	CascadeExecIds(&compensate,
+				   "INSERT INTO memtx.compensations (root_id, action_id, tool, compensator, args) "
+				   "SELECT $2, r.id, pg_catalog.substr(r.entity, 6), t.compensator, r.value "
+				   "FROM memtx.records r LEFT JOIN memtx.tools t "
+				   "  ON t.name = pg_catalog.substr(r.entity, 6) "
+				   "WHERE r.id = ANY ($1) ORDER BY r.id",
+				   2, root, ids, n);
 }
 
 /*
@@ -160,119 +299,72 @@ CascadeRepairAction(RepairList *log, RepairList *comp, int64 id, bool reversible
 static void
 CascadeRepairBelow(int64 root, bool below_actions, RepairList *log, RepairList *comp)
 {
-	static SPIPlanPtr walk_all;
-	static SPIPlanPtr walk_actions;
-	static SPIPlanPtr quarantine;
-	static SPIPlanPtr registry;
-	static SPIPlanPtr compensate;
-	static const Oid id_types[] = {INT8OID};
-	static const Oid ids_types[] = {INT8ARRAYOID};
-	static const Oid reg_types[] = {INT8ARRAYOID, INT8OID};
-#define CASCADE_WALK_COLUMNS \
-	"SELECT r.id, r.kind::text, r.state::text, rr.record_id IS NOT NULL, " \
-	"       coalesce(t.reversible, false) "
-#define CASCADE_WALK_JOINS \
-	"JOIN memtx.records r ON r.id = d.id " \
-	"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = r.id " \
-	"LEFT JOIN memtx.tools t ON r.kind = 'tool_action' " \
-	"      AND t.name = pg_catalog.substr(r.entity, 6) " \
-	"ORDER BY r.id FOR UPDATE OF r"
 	RepairList	revoke = {0};
 	RepairList	views = {0};
-	Datum		values[2];
-	SPITupleTable *desc;
-	uint64		nd;
 
-	values[0] = Int64GetDatum(root);
-	if (below_actions)
-		MemtxExec(MemtxPlan(&walk_actions,
-							"WITH a(id) AS ("
-							"  SELECT x.id FROM memtx.descendants($1) x(id) "
-							"  JOIN memtx.records ra ON ra.id = x.id AND ra.kind = 'tool_action'), "
-							"d(id) AS (SELECT a.id FROM a UNION SELECT y.id FROM a, memtx.descendants(a.id) y(id)) "
-							CASCADE_WALK_COLUMNS "FROM d " CASCADE_WALK_JOINS,
-							1, id_types),
-				  values, NULL, 0);
-	else
-		MemtxExec(MemtxPlan(&walk_all,
-							CASCADE_WALK_COLUMNS "FROM memtx.descendants($1) d(id) " CASCADE_WALK_JOINS,
-							1, id_types),
-				  values, NULL, 0);
-	desc = SPI_tuptable;
-	nd = SPI_processed;
-	for (uint64 i = 0; i < nd; i++)
+	CascadeWalk(root, below_actions);
+	CascadeClassify(SPI_tuptable, SPI_processed, log, comp, &views, &revoke);
+	CascadeRevokeIds(revoke.ids, revoke.n, MR_REVOKED_PARENT);
+	CascadeInvalidateViews(root, views.ids, views.n);
+	CascadeCompensate(root, comp->ids, comp->n);
+}
+
+/*
+ * Lock the live roots among rootids[0..nroots) and log each one's own
+ * repair with root_reason: an active tool action is compensated or leaked,
+ * any other root revoked.  Overwrites rootids with the live roots, in id
+ * order; their logs go to rootlog[i], compensations to rootcomp[i] (arrays
+ * of *nlive, palloc'd).
+ */
+static void
+CascadeLockRoots(Datum *rootids, int nroots, MemtxReason root_reason,
+				 RepairList **rootlog, RepairList **rootcomp, uint64 *nlive)
+{
+	static SPIPlanPtr lock_roots;
+	static const Oid types[] = {INT8ARRAYOID};
+	Datum		values[1];
+	SPITupleTable *tt;
+	uint64		n;
+
+	values[0] = RecIdsDatum(rootids, nroots);
+	MemtxExec(MemtxPlan(&lock_roots,
+						"SELECT r.id, r.kind, r.kind = 'tool_action' AND memtx.is_active(r.state), "
+						"       coalesce(t.reversible, false) "
+						"FROM memtx.records r LEFT JOIN memtx.tools t ON r.kind = 'tool_action' "
+						"      AND t.name = pg_catalog.substr(r.entity, 6) "
+						"WHERE r.id = ANY ($1) AND r.state <> 'revoked' ORDER BY r.id FOR UPDATE OF r",
+						1, types),
+			  values, NULL, 0);
+	tt = SPI_tuptable;
+	n = SPI_processed;
+	*rootlog = palloc0(sizeof(RepairList) * (n + 1));
+	*rootcomp = palloc0(sizeof(RepairList) * (n + 1));
+	for (uint64 i = 0; i < n; i++)
 	{
-		HeapTuple	tup = desc->vals[i];
-		TupleDesc	td = desc->tupdesc;
+		HeapTuple	tup = tt->vals[i];
 		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
-		char	   *kind = SPI_getvalue(tup, td, 2);
-		MemtxState	state = MemtxStateFromName(SPI_getvalue(tup, td, 3));
-		bool		registered = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
-		bool		reversible = DatumGetBool(SPI_getbinval(tup, td, 5, &isnull));
-		int			k = MemtxLabelIndex(MemtxKindNames, 6, kind);
+		int64		id = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 1, &isnull));
 
-		if (state == MS_REVOKED)
-			continue;
-		if (state == MS_QUARANTINED && registered)
-			continue;
-		if (MEMTX_IS_ACTIVE(state) && KIND_IS_VIEW(k))
-		{
-			RepairAdd(&views, id, kind, "quarantined", "invalidated");
-			RepairAdd(log, id, kind, "quarantined", "invalidated");
-			continue;
-		}
-		if (MEMTX_IS_ACTIVE(state) && k == KIND_TOOL_ACTION)
-			CascadeRepairAction(log, comp, id, reversible, "revoked_parent");
+		rootids[i] = Int64GetDatum(id);
+		if (DatumGetBool(SPI_getbinval(tup, tt->tupdesc, 3, &isnull)))
+			CascadeRepairAction(&(*rootlog)[i], &(*rootcomp)[i], id,
+								DatumGetBool(SPI_getbinval(tup, tt->tupdesc, 4, &isnull)),
+								root_reason);
 		else
-			RepairAdd(log, id, kind, "revoked", "revoked_parent");
-		RepairAdd(&revoke, id, kind, "revoked", "revoked_parent");
+			RepairAdd(&(*rootlog)[i], id,
+					  (MemtxKind) CatalogEnumIndex(ME_KIND, SPI_getbinval(tup, tt->tupdesc, 2, &isnull)),
+					  RA_REVOKED, root_reason);
 	}
-
-	CascadeRevokeIds(revoke.ids, revoke.n, "revoked_parent");
-	if (views.n > 0)
-	{
-		values[0] = RecIdsDatum(views.ids, views.n);
-		values[1] = Int64GetDatum(root);
-		MemtxExec(MemtxPlan(&quarantine,
-							"UPDATE memtx.records SET state = 'quarantined', reason = 'invalidated' "
-							"WHERE id = ANY ($1)",
-							1, ids_types),
-				  values, NULL, 0);
-		MemtxExec(MemtxPlan(&registry,
-							"INSERT INTO memtx.revocation_registry (record_id, root_id) "
-							"SELECT unnest($1), $2 ON CONFLICT (record_id) DO NOTHING",
-							2, reg_types),
-				  values, NULL, 0);
-	}
-	if (comp->n > 0)
-	{
-		values[0] = RecIdsDatum(comp->ids, comp->n);
-		values[1] = Int64GetDatum(root);
-		MemtxExec(MemtxPlan(&compensate,
-							"INSERT INTO memtx.compensations (root_id, action_id, tool, compensator, args) "
-							"SELECT $2, r.id, pg_catalog.substr(r.entity, 6), t.compensator, r.value "
-							"FROM memtx.records r LEFT JOIN memtx.tools t "
-							"  ON t.name = pg_catalog.substr(r.entity, 6) "
-							"WHERE r.id = ANY ($1) ORDER BY r.id",
-							2, reg_types),
-				  values, NULL, 0);
-	}
-#undef CASCADE_WALK_COLUMNS
-#undef CASCADE_WALK_JOINS
+	*nlive = n;
 }
 
 int
 CascadeRun(const char *ns, int64 *roots, int nroots,
-		   const char *root_reason, const char *note,
+		   MemtxReason root_reason, const char *note,
 		   Tuplestorestate *out)
 {
-	static SPIPlanPtr lock_roots;
-	static const Oid ids_types[] = {INT8ARRAYOID};
 	Datum	   *rootids;
-	Datum		values[1];
 	int			written = 0;
-	SPITupleTable *tuptable;
 	uint64		n;
 	RepairList *rootlog;
 	RepairList *rootcomp;
@@ -287,33 +379,7 @@ CascadeRun(const char *ns, int64 *roots, int nroots,
 	rootids = palloc(sizeof(Datum) * (nroots + 1));
 	for (int i = 0; i < nroots; i++)
 		rootids[i] = Int64GetDatum(roots[i]);
-	values[0] = RecIdsDatum(rootids, nroots);
-	MemtxExec(MemtxPlan(&lock_roots,
-						"SELECT r.id, r.kind::text, r.kind = 'tool_action' AND memtx.is_active(r.state), "
-						"       coalesce(t.reversible, false) "
-						"FROM memtx.records r LEFT JOIN memtx.tools t ON r.kind = 'tool_action' "
-						"      AND t.name = pg_catalog.substr(r.entity, 6) "
-						"WHERE r.id = ANY ($1) AND r.state <> 'revoked' ORDER BY r.id FOR UPDATE OF r",
-						1, ids_types),
-			  values, NULL, 0);
-	tuptable = SPI_tuptable;
-	n = SPI_processed;
-	rootlog = palloc0(sizeof(RepairList) * (n + 1));
-	rootcomp = palloc0(sizeof(RepairList) * (n + 1));
-	for (uint64 i = 0; i < n; i++)
-	{
-		HeapTuple	tup = tuptable->vals[i];
-		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(tup, tuptable->tupdesc, 1, &isnull));
-
-		rootids[i] = Int64GetDatum(id);
-		if (DatumGetBool(SPI_getbinval(tup, tuptable->tupdesc, 3, &isnull)))
-			CascadeRepairAction(&rootlog[i], &rootcomp[i], id,
-								DatumGetBool(SPI_getbinval(tup, tuptable->tupdesc, 4, &isnull)),
-								root_reason);
-		else
-			RepairAdd(&rootlog[i], id, SPI_getvalue(tup, tuptable->tupdesc, 2), "revoked", root_reason);
-	}
+	CascadeLockRoots(rootids, nroots, root_reason, &rootlog, &rootcomp, &n);
 	CascadeRevokeIds(rootids, (int) n, root_reason);
 
 	for (uint64 r = 0; r < n; r++)
@@ -323,7 +389,7 @@ CascadeRun(const char *ns, int64 *roots, int nroots,
 		CascadeRepairBelow(root, false, &rootlog[r], &rootcomp[r]);
 		CascadeLog(root, &rootlog[r], note, out);
 		written += rootlog[r].n;
-		MemtxNotify("cascade", 0, root, root_reason, rootlog[r].n);
+		MemtxNotify("cascade", 0, root, MemtxReasonName(root_reason), rootlog[r].n);
 	}
 	return written;
 }
@@ -336,7 +402,7 @@ CascadeRun(const char *ns, int64 *roots, int nroots,
  * The caller holds the namespace lock exclusive.
  */
 void
-CascadeRepairActions(const char *ns, int64 root, const char *reason)
+CascadeRepairActions(const char *ns, int64 root, MemtxReason reason)
 {
 	RepairList	log = {0};
 	RepairList	comp = {0};
@@ -346,7 +412,7 @@ CascadeRepairActions(const char *ns, int64 root, const char *reason)
 	if (log.n == 0)
 		return;
 	CascadeLog(root, &log, NULL, NULL);
-	MemtxNotify("cascade", 0, root, reason, log.n);
+	MemtxNotify("cascade", 0, root, MemtxReasonName(reason), log.n);
 }
 
 /*
@@ -422,15 +488,14 @@ memtx_revoke(PG_FUNCTION_ARGS)
 					 errdetail("Only its owner or a harness may revoke it.")));
 	}
 
-	CascadeRun(rec.namespace, &id, 1, "revoked", note, rsinfo->setResult);
+	CascadeRun(rec.namespace, &id, 1, MR_REVOKED, note, rsinfo->setResult);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
 
 /* Abort transaction t: revoke its tentative staging with reason, repair. */
 static void
-CascadeAbortTxn(MemtxTxn *t, const char *reason,
-				Tuplestorestate *out)
+CascadeAbortTxn(MemtxTxn *t, MemtxReason reason, Tuplestorestate *out)
 {
 	static SPIPlanPtr staged;
 	static const Oid types[] = {INT8OID};
@@ -449,9 +514,9 @@ CascadeAbortTxn(MemtxTxn *t, const char *reason,
 	for (uint64 i = 0; i < n; i++)
 		ids[i] = MemtxGetInt64(i, 1);
 	CascadeRun(t->namespace, ids, (int) n, reason, NULL, out);
-	TxnEnd(t, "aborted", reason);
-	MemtxNotify(strcmp(reason, "expired") == 0 ? "expired" : "aborted",
-				t->id, 0, reason, (int64) n);
+	TxnEnd(t, MX_ABORTED, reason);
+	MemtxNotify(reason == MR_EXPIRED ? "expired" : "aborted",
+				t->id, 0, MemtxReasonName(reason), (int64) n);
 }
 
 /*
@@ -472,18 +537,18 @@ memtx_abort(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	MemtxCallBegin(&call);
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_ANY);
-	if (TXN_ABORTED(t))
+	if (t->status == MX_ABORTED)
 	{
 		MemtxCallEnd(&call);
 		return (Datum) 0;
 	}
-	if (!TXN_OPEN(t))
+	if (t->status != MX_OPEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
 				 errmsg("memtx transaction %lld is %s and cannot be aborted",
-						(long long) t->id, t->status),
+						(long long) t->id, MemtxTxStatusNames[t->status]),
 				 errhint("Revoke its records with memtx.revoke instead.")));
-	CascadeAbortTxn(t, "aborted", rsinfo->setResult);
+	CascadeAbortTxn(t, MR_ABORTED, rsinfo->setResult);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
@@ -512,7 +577,7 @@ CascadeExpireNamespace(const char *ns, int64 *ids, int n, Tuplestorestate *out, 
 			bool		isnull = false;
 
 			/* load without renewing: the lease is over */
-			CascadeAbortTxn(TxnLoadExpired(ids[i]), "expired", NULL);
+			CascadeAbortTxn(TxnLoadExpired(ids[i]), MR_EXPIRED, NULL);
 			tuplestore_putvalues(out, desc, &v, &isnull);
 		}
 		ReleaseCurrentSubTransaction();

@@ -14,14 +14,14 @@
  * of log rows written.
  */
 extern int	CascadeRun(const char *ns, int64 *roots, int nroots,
-					   const char *root_reason, const char *note,
+					   MemtxReason root_reason, const char *note,
 					   Tuplestorestate *out);
 
 /*
  * Repair the tool actions below root, a record a commit has just quarantined,
  * and what descends from them (namespace lock held exclusive).
  */
-extern void CascadeRepairActions(const char *ns, int64 root, const char *reason);
+extern void CascadeRepairActions(const char *ns, int64 root, MemtxReason reason);
 
 /* Whether an allowed action of transaction tx derives from its tentative staging. */
 extern bool CascadeStagingHasActions(int64 tx);

@@ -17,6 +17,12 @@
  * The enum label tables live here too: C uses their indexes as the enum
  * values, so they must equal pg_enum label for label and in order.
  * memtx.enum_labels() exposes them so the catalog lint test can compare.
+ * A row's enum column is decoded without text: CatalogEnumIndex maps the
+ * value's pg_enum OID to its index through a per-backend table of each
+ * type's OIDs, filled from the syscache on first use and forgotten on any
+ * invalidation of pg_enum (a DROP and CREATE EXTENSION in one session gets
+ * new OIDs).  Reason codes are text in SQL, not an enum; their table is
+ * here as well, and so is the one helper that turns a reason into text.
  */
 #include "catalog.h"
 
@@ -29,8 +35,11 @@
 #include "miscadmin.h"
 #include "storage/proc.h"
 #include "utils/builtins.h"
+#include "catalog/pg_enum.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 /* Catalog versions this library runs over, oldest first. */
 /*
@@ -60,6 +69,18 @@ const char *const MemtxScopeNames[] = {
 const char *const MemtxTxStatusNames[] = {
 	"open", "committed", "partially_committed", "aborted"
 };
+const char *const MemtxReasonNames[] = {
+	"low_evidence", "outside_validity", "revoked_parent", "uncommitted_parent",
+	"inactive_parent", "permission_laundering", "stale_late_write",
+	"lower_authority", "write_not_permitted", "needs_review",
+	"unstable_dependency", "invalidated", "in_flight_tentative",
+	"no_action_safe_support", "input_not_visible", "input_not_action_safe",
+	"inputs_required", "aborted", "revoked", "expired",
+	"stale_head", "fenced", "erased"
+};
+
+/* The most labels of any memtx enum. */
+#define CATALOG_MAX_LABELS 8
 
 typedef struct CatalogEnum
 {
@@ -68,17 +89,110 @@ typedef struct CatalogEnum
 	int			nlabels;
 } CatalogEnum;
 
+/* Indexed by MemtxEnumType. */
 static const CatalogEnum CatalogEnums[] = {
-	{"state", MemtxStateNames, MS_NSTATES},
-	{"risk_tier", MemtxTierNames, lengthof(MemtxTierNames)},
-	{"isolation", MemtxIsolationNames, lengthof(MemtxIsolationNames)},
-	{"kind", MemtxKindNames, lengthof(MemtxKindNames)},
-	{"scope", MemtxScopeNames, lengthof(MemtxScopeNames)},
-	{"tx_status", MemtxTxStatusNames, lengthof(MemtxTxStatusNames)},
+	[ME_STATE] = {"state", MemtxStateNames, lengthof(MemtxStateNames)},
+	[ME_TIER] = {"risk_tier", MemtxTierNames, lengthof(MemtxTierNames)},
+	[ME_ISOLATION] = {"isolation", MemtxIsolationNames, lengthof(MemtxIsolationNames)},
+	[ME_KIND] = {"kind", MemtxKindNames, lengthof(MemtxKindNames)},
+	[ME_SCOPE] = {"scope", MemtxScopeNames, lengthof(MemtxScopeNames)},
+	[ME_TX_STATUS] = {"tx_status", MemtxTxStatusNames, lengthof(MemtxTxStatusNames)},
 };
 
+StaticAssertDecl(lengthof(CatalogEnums) == ME_NTYPES,
+				 "CatalogEnums must list every MemtxEnumType");
 StaticAssertDecl(lengthof(MemtxStateNames) == MS_NSTATES,
 				 "MemtxStateNames must name every MemtxState");
+StaticAssertDecl(lengthof(MemtxTierNames) == MT_EXTERNAL_ACTION + 1,
+				 "MemtxTierNames must name every MemtxTier");
+StaticAssertDecl(lengthof(MemtxIsolationNames) == MI_ACTION_SAFE_READ + 1,
+				 "MemtxIsolationNames must name every MemtxIsolation");
+StaticAssertDecl(lengthof(MemtxKindNames) == MK_NKINDS,
+				 "MemtxKindNames must name every MemtxKind");
+StaticAssertDecl(lengthof(MemtxScopeNames) == MSC_NSCOPES,
+				 "MemtxScopeNames must name every MemtxScope");
+StaticAssertDecl(lengthof(MemtxTxStatusNames) == MX_NSTATUSES,
+				 "MemtxTxStatusNames must name every MemtxTxStatus");
+StaticAssertDecl(lengthof(MemtxReasonNames) == MR_NREASONS,
+				 "MemtxReasonNames must name every MemtxReason");
+StaticAssertDecl(MS_NSTATES <= CATALOG_MAX_LABELS && MK_NKINDS <= CATALOG_MAX_LABELS,
+				 "CATALOG_MAX_LABELS must hold the longest enum");
+
+/* Per type: the pg_enum OID of each label, by index; filled on first use. */
+static Oid	CatalogEnumOids[ME_NTYPES][CATALOG_MAX_LABELS];
+static bool CatalogEnumFilled[ME_NTYPES];
+static bool CatalogEnumCallback = false;
+
+static void
+CatalogEnumForget(Datum arg, int cacheid, uint32 hashvalue)
+{
+	memset(CatalogEnumFilled, 0, sizeof(CatalogEnumFilled));
+}
+
+/* Fill type's OID table from the syscache, given one value of the type. */
+static void
+CatalogEnumFill(MemtxEnumType type, Oid value)
+{
+	const CatalogEnum *e = &CatalogEnums[type];
+	HeapTuple	tup;
+	Oid			typid;
+
+	if (!CatalogEnumCallback)
+	{
+		CacheRegisterSyscacheCallback(ENUMOID, CatalogEnumForget, (Datum) 0);
+		CatalogEnumCallback = true;
+	}
+	tup = SearchSysCache1(ENUMOID, ObjectIdGetDatum(value));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for enum value %u", value);
+	typid = ((Form_pg_enum) GETSTRUCT(tup))->enumtypid;
+	ReleaseSysCache(tup);
+	for (int i = 0; i < e->nlabels; i++)
+	{
+		tup = SearchSysCache2(ENUMTYPOIDNAME, ObjectIdGetDatum(typid),
+							  CStringGetDatum(e->labels[i]));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "memtx.%s has no label \"%s\"", e->type, e->labels[i]);
+		CatalogEnumOids[type][i] = ((Form_pg_enum) GETSTRUCT(tup))->oid;
+		ReleaseSysCache(tup);
+	}
+	CatalogEnumFilled[type] = true;
+}
+
+int
+CatalogEnumIndex(MemtxEnumType type, Datum value)
+{
+	Oid			oid = DatumGetObjectId(value);
+
+	for (int pass = 0; pass < 2; pass++)
+	{
+		if (!CatalogEnumFilled[type] || pass > 0)
+			CatalogEnumFill(type, oid);
+		for (int i = 0; i < CatalogEnums[type].nlabels; i++)
+			if (CatalogEnumOids[type][i] == oid)
+				return i;
+	}
+	elog(ERROR, "enum value %u is not a label of memtx.%s", oid, CatalogEnums[type].type);
+	return 0;
+}
+
+const char *
+MemtxReasonName(MemtxReason reason)
+{
+	if (reason == MR_NONE)
+		return NULL;
+	Assert(reason >= 0 && reason < MR_NREASONS);
+	return MemtxReasonNames[reason];
+}
+
+MemtxReason
+MemtxReasonFromName(const char *name)
+{
+	for (int i = 0; i < MR_NREASONS; i++)
+		if (strcmp(MemtxReasonNames[i], name) == 0)
+			return (MemtxReason) i;
+	return MR_NONE;
+}
 
 /* The extversion of memtx in this database, palloc'd; NULL when not installed. */
 static char *

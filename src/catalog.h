@@ -1,22 +1,12 @@
 /*
  * catalog.h — what the library knows of the catalog it runs over: the
- * extension versions it supports and the enum labels compiled into it.
+ * extension versions it supports.  The enum labels compiled into it and
+ * CatalogEnumIndex are declared in memtx.h, which every subsystem includes.
  */
 #ifndef MEMTX_CATALOG_H
 #define MEMTX_CATALOG_H
 
 #include "memtx.h"
-
-/* Labels of memtx.tx_status, in enum order. */
-typedef enum MemtxTxStatus
-{
-	MX_OPEN,
-	MX_COMMITTED,
-	MX_PARTIALLY_COMMITTED,
-	MX_ABORTED
-} MemtxTxStatus;
-
-extern const char *const MemtxTxStatusNames[];
 
 /*
  * Refuse to run over a catalog whose version this library does not know

@@ -32,8 +32,8 @@ enum
 	RANK_REVIEW,
 	RANK_BEATS
 };
-static const char *const RankReason[] = {
-	"stale_late_write", "lower_authority", "write_not_permitted", "needs_review", NULL
+static const MemtxReason RankReason[] = {
+	MR_STALE_LATE_WRITE, MR_LOWER_AUTHORITY, MR_WRITE_NOT_PERMITTED, MR_NEEDS_REVIEW, MR_NONE
 };
 
 /*
@@ -224,7 +224,7 @@ ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
 		res->supersede[res->nsupersede++] = Int64GetDatum(rid);
 	}
 	res->reason = RankReason[rank];
-	if (res->reason != NULL)
+	if (res->reason != MR_NONE)
 		res->nsupersede = 0;
 }
 
@@ -251,19 +251,20 @@ ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, HTAB *memo, Conflict
 	/* the rivals found below are final only under the slot's lock */
 	Assert(LockSlotHeld(cand->namespace, cand->entity, cand->attribute));
 	memset(res, 0, sizeof(*res));
+	res->reason = MR_NONE;
 	if (provenance)
 		ConflictGatherFacts(t, cand, &res->facts);
 	if (res->facts.revoked_parent)
-		res->reason = "revoked_parent";
+		res->reason = MR_REVOKED_PARENT;
 	else if (res->facts.uncommitted_parent)
-		res->reason = "uncommitted_parent";
+		res->reason = MR_UNCOMMITTED_PARENT;
 	else if (res->facts.inactive_parent)
-		res->reason = "inactive_parent";
+		res->reason = MR_INACTIVE_PARENT;
 	else if (res->facts.laundering)
-		res->reason = "permission_laundering";
+		res->reason = MR_PERMISSION_LAUNDERING;
 	else
 		ConflictSlot(t, cand, res);
-	if (res->reason == NULL)
+	if (res->reason == MR_NONE)
 		for (int i = 0; i < res->facts.nwalk && !res->facts.unstable; i++)
 			res->facts.unstable = ConflictParentUnstable(memo, DatumGetInt64(res->facts.walk[i]));
 }

@@ -23,7 +23,7 @@ typedef struct ConflictFacts
 typedef struct ConflictResult
 {
 	ConflictFacts facts;
-	const char *reason;
+	MemtxReason reason;			/* MR_NONE: the checks passed */
 	int			nrivals;		/* rivals found in step d */
 	Datum	   *supersede;		/* ids to supersede when the candidate passes */
 	int			nsupersede;

@@ -50,7 +50,7 @@
 typedef struct GateView
 {
 	bool		allowed;
-	const char *reason;
+	MemtxReason reason;
 	Datum		blockers;		/* int8[] */
 	Datum		snapshot;
 	Datum		xid;
@@ -85,6 +85,7 @@ GateActionSafeSupport(MemtxTxn *t)
 	static const Oid types[] = {TEXTOID};
 	Datum		values[1];
 	Portal		portal;
+	RecLayout	layout;
 	bool		found = false;
 
 	values[0] = CStringGetTextDatum(t->namespace);
@@ -104,11 +105,12 @@ GateActionSafeSupport(MemtxTxn *t)
 		n = SPI_processed;
 		if (n == 0)
 			break;
+		RecLayoutInit(&layout, tt->tupdesc);
 		for (uint64 i = 0; i < n && !found; i++)
 		{
 			MemtxRec	rec;
 
-			RecParse(tt->vals[i], tt->tupdesc, &rec);
+			RecDecode(&layout, tt->vals[i], &rec);
 			found = VisVisible(t, &rec);
 		}
 		SPI_freetuptable(tt);
@@ -128,7 +130,7 @@ GateDecide(MemtxTxn *t, bool reversible, Datum in_flight, GateView *g)
 	ArrayType  *blockers;
 
 	g->allowed = true;
-	g->reason = NULL;
+	g->reason = MR_NONE;
 	g->blockers = in_flight;
 	if (reversible)
 	{
@@ -139,13 +141,13 @@ GateDecide(MemtxTxn *t, bool reversible, Datum in_flight, GateView *g)
 	if (ArrayGetNItems(ARR_NDIM(blockers), ARR_DIMS(blockers)) > 0)
 	{
 		g->allowed = false;
-		g->reason = "in_flight_tentative";
+		g->reason = MR_IN_FLIGHT_TENTATIVE;
 		return;
 	}
 	if (t->tier == MT_EXTERNAL_ACTION && !GateActionSafeSupport(t))
 	{
 		g->allowed = false;
-		g->reason = "no_action_safe_support";
+		g->reason = MR_NO_ACTION_SAFE_SUPPORT;
 	}
 }
 
@@ -162,6 +164,7 @@ GateCheckLogged(MemtxTxn *t, bool reversible, GateView *g)
 	bool		isnull;
 
 	memset(g, 0, sizeof(*g));
+	g->reason = MR_NONE;
 	values[0] = CStringGetTextDatum(t->namespace);
 	MemtxExec(MemtxPlan(&probe,
 						"SELECT ARRAY(SELECT id FROM memtx.records WHERE namespace = $1 "
@@ -174,6 +177,14 @@ GateCheckLogged(MemtxTxn *t, bool reversible, GateView *g)
 	g->xid = MemtxGet(0, 3, &isnull);
 	g->pos = MemtxGetInt64(0, 4);
 	GateDecide(t, reversible, MemtxGet(0, 1, &isnull), g);
+}
+
+/* A reason as a text datum, or a null for MR_NONE. */
+static void
+GateReasonOut(MemtxReason reason, Datum *value, bool *isnull)
+{
+	*isnull = reason == MR_NONE;
+	*value = *isnull ? (Datum) 0 : CStringGetTextDatum(MemtxReasonName(reason));
 }
 
 static void
@@ -216,7 +227,6 @@ memtx_gate(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "memtx.gate must return a composite type");
 
-	memset(&g, 0, sizeof(g));
 	MemtxCallBegin(&call);
 
 	/*
@@ -244,11 +254,10 @@ memtx_gate(PG_FUNCTION_ARGS)
 	in_flight = MemtxGet(0, TXN_NFIELDS + 2, &isnull);
 	GateDecide(t, reversible, in_flight, &g);
 	out[0] = BoolGetDatum(g.allowed);
-	nulls[1] = g.reason == NULL;
 	out[2] = SPI_datumTransfer(g.blockers, false, -1);
 	MemtxCallEnd(&call);
 
-	out[1] = g.reason ? CStringGetTextDatum(g.reason) : (Datum) 0;
+	GateReasonOut(g.reason, &out[1], &nulls[1]);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), out, nulls)));
 }
 
@@ -289,84 +298,53 @@ GateRevokedInputs(MemtxTxn *t, MemtxRec *recs, int n, Datum *offenders)
 
 /*
  * Check act's declared inputs (distinct, sorted, from RecIdArray); returns a
- * reason or NULL, the offending ids in *bad.  Unknown ids, and ids neither
+ * reason or MR_NONE, the offending ids in *bad.  Unknown ids, and ids neither
  * the caller nor the agent may read, are errors.  In order: revoked_parent
  * (at every tier and level, SPEC §16), then input_not_visible, then
  * input_not_action_safe.
  */
-static const char *
+static MemtxReason
 GateInputs(MemtxCall *call, MemtxTxn *t, ArrayType *inputs, int n, Datum *bad)
 {
 	MemtxRec   *recs;
 	Datum	   *offenders;
 	int			nbad = 0;
-	const char *reason = NULL;
+	MemtxReason reason = MR_NONE;
 
 	*bad = GateEmptyIds();
 	if (n == 0)
-		return NULL;
+		return MR_NONE;
 	/* a harness acting for the agent may name what the agent reads */
 	recs = RecFetchByIds(call, t->agent_oid, inputs, n, "input record");
 	offenders = palloc(sizeof(Datum) * n);
 	nbad = GateRevokedInputs(t, recs, n, offenders);
 	if (nbad > 0)
-		reason = "revoked_parent";
+		reason = MR_REVOKED_PARENT;
 	else
 	{
 		for (int i = 0; i < n; i++)
 			if (!VisVisible(t, &recs[i]))
 				offenders[nbad++] = Int64GetDatum(recs[i].id);
 		if (nbad > 0)
-			reason = "input_not_visible";
+			reason = MR_INPUT_NOT_VISIBLE;
 	}
-	if (reason == NULL && t->tier == MT_EXTERNAL_ACTION)
+	if (reason == MR_NONE && t->tier == MT_EXTERNAL_ACTION)
 	{
 		for (int i = 0; i < n; i++)
 			if (recs[i].state != MS_ACTION_SAFE)
 				offenders[nbad++] = Int64GetDatum(recs[i].id);
 		if (nbad > 0)
-			reason = "input_not_action_safe";
+			reason = MR_INPUT_NOT_ACTION_SAFE;
 	}
 	if (nbad > 0)
 		*bad = RecIdsDatum(offenders, nbad);
 	return reason;
 }
 
-/*
- * memtx.act(tx, tool, args, derived_from, effect_key)
- *   → (allowed, reason, action_id, blockers)
- */
-PG_FUNCTION_INFO_V1(memtx_act);
-Datum
-memtx_act(PG_FUNCTION_ARGS)
+/* act's argument checks, before anything is read or locked. */
+static void
+GateCheckActArgs(FunctionCallInfo fcinfo)
 {
-	static SPIPlanPtr prior;
-	static SPIPlanPtr record;
-	static SPIPlanPtr edges;
-	static SPIPlanPtr log;
-	static const Oid prior_types[] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID};
-	static const Oid record_types[] = {INT8OID, TEXTOID, TEXTOID, JSONBOID, FLOAT8OID, TEXTOID};
-	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID};
-	static const Oid log_types[] = {
-		INT8OID, TEXTOID, TEXTOID, BOOLOID, JSONBOID, INT8ARRAYOID, BOOLOID, TEXTOID,
-		INT8ARRAYOID, INT8OID, TEXTOID, PG_SNAPSHOTOID, XID8OID, INT8OID
-	};
-	MemtxCall	call;
-	MemtxTxn   *t;
-	GateView	g;
-	TupleDesc	desc;
-	char	   *tool;
-	ArrayType  *inputs;
-	int			ninputs;
-	bool		reversible;
-	const char *reason;
-	Datum		blockers;
-	int64		action_id = 0;
-	Datum		out[4];
-	bool		nulls[4] = {false, false, false, false};
-	Datum		values[14];
-	char		vnulls[14];
-
 	MemtxRequireArg(fcinfo, 0, "transaction id");
 	GateCheckTool(fcinfo, 1);
 	MemtxRequireArg(fcinfo, 2, "args");
@@ -378,8 +356,203 @@ memtx_act(PG_FUNCTION_ARGS)
 						toast_raw_datum_size(PG_GETARG_DATUM(2)), 1024 * 1024)));
 	if (!PG_ARGISNULL(4))
 		MemtxCheckText(PG_GETARG_TEXT_PP(4), "effect_key", 256);
+}
+
+/*
+ * The decision of the call that used up effect key "key" of t's namespace,
+ * if one did: serializes on the key's lock, then fills out[]/nulls[] (act's
+ * result) and returns true; false when the key is unused.  A key used by a
+ * call that differs in tool, agent or args is an error.
+ */
+static bool
+GateEffectKeyReplay(MemtxTxn *t, text *key, const char *tool, Datum args,
+					Datum *out, bool *nulls)
+{
+	static SPIPlanPtr prior;
+	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID};
+	char	   *keystr = text_to_cstring(key);
+	Datum		values[5];
+	bool		isnull;
+
+	LockEffectKey(t->namespace, keystr);
+	values[0] = CStringGetTextDatum(t->namespace);
+	values[1] = PointerGetDatum(key);
+	values[2] = CStringGetTextDatum(tool);
+	values[3] = CStringGetTextDatum(t->agent);
+	values[4] = args;
+
+	/*
+	 * Look with the latest snapshot, not the statement's: the call that used
+	 * the key may have committed while we waited for the key's lock, and its
+	 * decision must be returned rather than the effect attempted a second
+	 * time.
+	 */
+	CommandCounterIncrement();
+	if (SPI_execute_snapshot(MemtxPlan(&prior,
+									   "SELECT a.reason, a.action_id, a.blockers, "
+									   "       a.tool = $3 AND x.agent = $4 AND a.args::text = $5::text "
+									   "FROM memtx.action_log a JOIN memtx.transactions x ON x.id = a.tx_id "
+									   "WHERE a.namespace = $1 AND a.effect_key = $2 AND a.allowed",
+									   5, types),
+							 values, NULL, GetLatestSnapshot(), InvalidSnapshot,
+							 true, false, 1) < 0)
+		elog(ERROR, "SPI_execute_snapshot failed");
+	if (SPI_processed == 0)
+		return false;
+	if (!MemtxGetBool(0, 4))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("effect key \"%s\" is already used by another call", keystr),
+				 errdetail("A key binds the tool, the agent and the arguments of the call that used it up; "
+						   "this call differs in at least one of them."),
+				 errhint("Use a new effect key for a different effect.")));
+	out[0] = BoolGetDatum(true);
+	out[1] = MemtxGet(0, 1, &nulls[1]);
+	out[1] = nulls[1] ? (Datum) 0 : SPI_datumTransfer(out[1], false, -1);
+	out[2] = MemtxGet(0, 2, &nulls[2]);
+	out[3] = SPI_datumTransfer(MemtxGet(0, 3, &isnull), false, -1);
+	return true;
+}
+
+/*
+ * The gate's decision for act: the gate's reasons first, then the inputs'
+ * (unknown or unreadable ids are errors either way); the blockers or
+ * offending inputs go to *blockers.
+ */
+static MemtxReason
+GateDecideAct(MemtxCall *call, MemtxTxn *t, bool reversible, ArrayType *inputs, int ninputs,
+			  GateView *g, Datum *blockers)
+{
+	MemtxReason reason;
+	Datum		ignored;
+
+	GateCheckLogged(t, reversible, g);
+	reason = g->reason;
+	*blockers = g->blockers;
+	if (reason != MR_NONE)
+	{
+		(void) GateInputs(call, t, inputs, ninputs, &ignored);
+		return reason;
+	}
+	reason = GateInputs(call, t, inputs, ninputs, blockers);
+	if (reason == MR_NONE && !reversible && t->tier == MT_EXTERNAL_ACTION && ninputs == 0)
+		reason = MR_INPUTS_REQUIRED;
+	return reason;
+}
+
+/* Record an allowed action of t (a committed tool_action record and its input edges); returns its id. */
+static int64
+GateRecordAction(MemtxCall *call, MemtxTxn *t, const char *tool, Datum args,
+				 ArrayType *inputs, int ninputs)
+{
+	static SPIPlanPtr record;
+	static SPIPlanPtr edges;
+	static const Oid record_types[] = {INT8OID, TEXTOID, TEXTOID, JSONBOID, FLOAT8OID, TEXTOID};
+	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID};
+	Datum		values[6];
+	char		entity[300];
+	int64		action_id;
+
+	snprintf(entity, sizeof(entity), "tool:%s", tool);
+	values[0] = Int64GetDatum(t->id);
+	values[1] = CStringGetTextDatum(t->namespace);
+	values[2] = CStringGetTextDatum(entity);
+	values[3] = args;
+	values[4] = Float8GetDatum(memtx_default_authority);
+	values[5] = CStringGetTextDatum(call->caller_name);
+	MemtxExec(MemtxPlan(&record,
+						"WITH n AS (SELECT pg_catalog.nextval('memtx.record_id_seq') AS id, "
+						"                  pg_catalog.nextval('memtx.clock') AS pos) "
+						"INSERT INTO memtx.records (id, tx_id, namespace, entity, attribute, value, "
+						"kind, state, authority, confidence, owner, scope, staged_xid, staged_pos, "
+						"settled_xid, settled_pos, committed_xid, committed_seq, verdict) "
+						"SELECT n.id, $1, $2, $3, n.id::text, $4, 'tool_action', 'committed', $5, 1.0, $6, "
+						"'private', pg_catalog.pg_current_xact_id(), n.pos, pg_catalog.pg_current_xact_id(), "
+						"n.pos, pg_catalog.pg_current_xact_id(), n.pos, 'committed' FROM n RETURNING id",
+						6, record_types),
+			  values, NULL, 0);
+	action_id = MemtxGetInt64(0, 1);
+	if (ninputs > 0)
+	{
+		values[0] = Int64GetDatum(action_id);
+		values[1] = PointerGetDatum(inputs);
+		MemtxExec(MemtxPlan(&edges,
+							"INSERT INTO memtx.edges (child, parent) "
+							"SELECT DISTINCT $1, unnest($2)",
+							2, edge_types),
+				  values, NULL, 0);
+	}
+	return action_id;
+}
+
+/* Log act's decision with what the gate saw (g); action_id 0: none, key NULL: none. */
+static void
+GateLogAction(MemtxTxn *t, const char *tool, bool reversible, Datum args, ArrayType *inputs,
+			  MemtxReason reason, Datum blockers, int64 action_id, text *key, GateView *g)
+{
+	static SPIPlanPtr log;
+	static const Oid types[] = {
+		INT8OID, TEXTOID, TEXTOID, BOOLOID, JSONBOID, INT8ARRAYOID, BOOLOID, TEXTOID,
+		INT8ARRAYOID, INT8OID, TEXTOID, PG_SNAPSHOTOID, XID8OID, INT8OID
+	};
+	Datum		values[14];
+	char		nulls[14];
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int64GetDatum(t->id);
+	values[1] = CStringGetTextDatum(t->namespace);
+	values[2] = CStringGetTextDatum(tool);
+	values[3] = BoolGetDatum(reversible);
+	values[4] = args;
+	values[5] = PointerGetDatum(inputs);
+	values[6] = BoolGetDatum(reason == MR_NONE);
+	values[7] = reason != MR_NONE ? CStringGetTextDatum(MemtxReasonName(reason)) : (Datum) 0;
+	nulls[7] = reason != MR_NONE ? ' ' : 'n';
+	values[8] = blockers;
+	values[9] = Int64GetDatum(action_id);
+	nulls[9] = action_id ? ' ' : 'n';
+	values[10] = key ? PointerGetDatum(key) : (Datum) 0;
+	nulls[10] = key ? ' ' : 'n';
+	values[11] = g->snapshot;
+	values[12] = g->xid;
+	values[13] = Int64GetDatum(g->pos);
+	MemtxExec(MemtxPlan(&log,
+						"INSERT INTO memtx.action_log (tx_id, namespace, tool, reversible, args, inputs, "
+						"allowed, reason, blockers, action_id, effect_key, gate_snapshot, gate_xid, gate_pos) "
+						"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+						14, types),
+			  values, nulls, 0);
+}
+
+/*
+ * memtx.act(tx, tool, args, derived_from, effect_key)
+ *   → (allowed, reason, action_id, blockers)
+ */
+PG_FUNCTION_INFO_V1(memtx_act);
+Datum
+memtx_act(PG_FUNCTION_ARGS)
+{
+	MemtxCall	call;
+	MemtxTxn   *t;
+	GateView	g;
+	TupleDesc	desc;
+	char	   *tool;
+	Datum		args;
+	text	   *key;
+	ArrayType  *inputs;
+	int			ninputs;
+	bool		reversible;
+	MemtxReason reason;
+	Datum		blockers;
+	int64		action_id = 0;
+	Datum		out[4];
+	bool		nulls[4] = {false, false, false, false};
+
+	GateCheckActArgs(fcinfo);
 	tool = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	args = PG_GETARG_DATUM(2);
 	inputs = RecIdArray(PG_GETARG_ARRAYTYPE_P(3), "derived_from", &ninputs);
+	key = PG_ARGISNULL(4) ? NULL : PG_GETARG_TEXT_PP(4);
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "memtx.act must return a composite type");
 
@@ -387,133 +560,23 @@ memtx_act(PG_FUNCTION_ARGS)
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE);
 	LockNamespace(t->namespace, false);
 
-	if (!PG_ARGISNULL(4))
+	if (key && GateEffectKeyReplay(t, key, tool, args, out, nulls))
 	{
-		char	   *key = text_to_cstring(PG_GETARG_TEXT_PP(4));
-
-		LockEffectKey(t->namespace, key);
-		values[0] = CStringGetTextDatum(t->namespace);
-		values[1] = PG_GETARG_DATUM(4);
-		values[2] = CStringGetTextDatum(tool);
-		values[3] = CStringGetTextDatum(t->agent);
-		values[4] = PG_GETARG_DATUM(2);
-
-		/*
-		 * Look with the latest snapshot, not the statement's: the call that
-		 * used the key may have committed while we waited for the key's
-		 * lock, and its decision must be returned rather than the effect
-		 * attempted a second time.
-		 */
-		CommandCounterIncrement();
-		if (SPI_execute_snapshot(MemtxPlan(&prior,
-										   "SELECT a.reason, a.action_id, a.blockers, "
-										   "       a.tool = $3 AND x.agent = $4 AND a.args::text = $5::text "
-										   "FROM memtx.action_log a JOIN memtx.transactions x ON x.id = a.tx_id "
-										   "WHERE a.namespace = $1 AND a.effect_key = $2 AND a.allowed",
-										   5, prior_types),
-								 values, NULL, GetLatestSnapshot(), InvalidSnapshot,
-								 true, false, 1) < 0)
-			elog(ERROR, "SPI_execute_snapshot failed");
-		if (SPI_processed > 0 && !MemtxGetBool(0, 4))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNIQUE_VIOLATION),
-					 errmsg("effect key \"%s\" is already used by another call", key),
-					 errdetail("A key binds the tool, the agent and the arguments of the call that used it up; "
-							   "this call differs in at least one of them."),
-					 errhint("Use a new effect key for a different effect.")));
-		if (SPI_processed > 0)
-		{
-			bool		isnull;
-
-			out[0] = BoolGetDatum(true);
-			out[1] = MemtxGet(0, 1, &nulls[1]);
-			out[1] = nulls[1] ? (Datum) 0 : SPI_datumTransfer(out[1], false, -1);
-			out[2] = MemtxGet(0, 2, &nulls[2]);
-			out[3] = SPI_datumTransfer(MemtxGet(0, 3, &isnull), false, -1);
-			MemtxCallEnd(&call);
-			PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), out, nulls)));
-		}
+		MemtxCallEnd(&call);
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), out, nulls)));
 	}
 
 	reversible = GateReversible(tool);
-	GateCheckLogged(t, reversible, &g);
-	reason = g.reason;
-	blockers = g.blockers;
-	if (reason == NULL)
-	{
-		reason = GateInputs(&call, t, inputs, ninputs, &blockers);
-		if (reason == NULL && !reversible && t->tier == MT_EXTERNAL_ACTION && ninputs == 0)
-			reason = "inputs_required";
-	}
-	else
-		(void) GateInputs(&call, t, inputs, ninputs, &values[0]);	/* unknown ids are errors regardless */
+	reason = GateDecideAct(&call, t, reversible, inputs, ninputs, &g, &blockers);
+	if (reason == MR_NONE)
+		action_id = GateRecordAction(&call, t, tool, args, inputs, ninputs);
+	GateLogAction(t, tool, reversible, args, inputs, reason, blockers, action_id, key, &g);
 
-	if (reason == NULL)
-	{
-		char		entity[300];
-
-		snprintf(entity, sizeof(entity), "tool:%s", tool);
-		values[0] = Int64GetDatum(t->id);
-		values[1] = CStringGetTextDatum(t->namespace);
-		values[2] = CStringGetTextDatum(entity);
-		values[3] = PG_GETARG_DATUM(2);
-		values[4] = Float8GetDatum(memtx_default_authority);
-		values[5] = CStringGetTextDatum(call.caller_name);
-		MemtxExec(MemtxPlan(&record,
-							"WITH n AS (SELECT pg_catalog.nextval('memtx.record_id_seq') AS id, "
-							"                  pg_catalog.nextval('memtx.clock') AS pos) "
-							"INSERT INTO memtx.records (id, tx_id, namespace, entity, attribute, value, "
-							"kind, state, authority, confidence, owner, scope, staged_xid, staged_pos, "
-							"settled_xid, settled_pos, committed_xid, committed_seq, verdict) "
-							"SELECT n.id, $1, $2, $3, n.id::text, $4, 'tool_action', 'committed', $5, 1.0, $6, "
-							"'private', pg_catalog.pg_current_xact_id(), n.pos, pg_catalog.pg_current_xact_id(), "
-							"n.pos, pg_catalog.pg_current_xact_id(), n.pos, 'committed' FROM n RETURNING id",
-							6, record_types),
-				  values, NULL, 0);
-		action_id = MemtxGetInt64(0, 1);
-		if (ninputs > 0)
-		{
-			values[0] = Int64GetDatum(action_id);
-			values[1] = PointerGetDatum(inputs);
-			MemtxExec(MemtxPlan(&edges,
-								"INSERT INTO memtx.edges (child, parent) "
-								"SELECT DISTINCT $1, unnest($2)",
-								2, edge_types),
-					  values, NULL, 0);
-		}
-	}
-
-	memset(vnulls, ' ', sizeof(vnulls));
-	values[0] = Int64GetDatum(t->id);
-	values[1] = CStringGetTextDatum(t->namespace);
-	values[2] = CStringGetTextDatum(tool);
-	values[3] = BoolGetDatum(reversible);
-	values[4] = PG_GETARG_DATUM(2);
-	values[5] = PointerGetDatum(inputs);
-	values[6] = BoolGetDatum(reason == NULL);
-	values[7] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
-	vnulls[7] = reason ? ' ' : 'n';
-	values[8] = blockers;
-	values[9] = Int64GetDatum(action_id);
-	vnulls[9] = action_id ? ' ' : 'n';
-	values[10] = PG_ARGISNULL(4) ? (Datum) 0 : PG_GETARG_DATUM(4);
-	vnulls[10] = PG_ARGISNULL(4) ? 'n' : ' ';
-	values[11] = g.snapshot;
-	values[12] = g.xid;
-	values[13] = Int64GetDatum(g.pos);
-	MemtxExec(MemtxPlan(&log,
-						"INSERT INTO memtx.action_log (tx_id, namespace, tool, reversible, args, inputs, "
-						"allowed, reason, blockers, action_id, effect_key, gate_snapshot, gate_xid, gate_pos) "
-						"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-						14, log_types),
-			  values, vnulls, 0);
-
-	out[0] = BoolGetDatum(reason == NULL);
-	nulls[1] = reason == NULL;
+	out[0] = BoolGetDatum(reason == MR_NONE);
 	out[2] = Int64GetDatum(action_id);
 	nulls[2] = action_id == 0;
 	out[3] = SPI_datumTransfer(blockers, false, -1);
 	MemtxCallEnd(&call);
-	out[1] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
+	GateReasonOut(reason, &out[1], &nulls[1]);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), out, nulls)));
 }

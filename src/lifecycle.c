@@ -134,16 +134,6 @@ LifecycleLegal(MemtxState from, MemtxState to)
 	return (LifecycleMoves[from] & (1 << to)) != 0;
 }
 
-MemtxState
-MemtxStateFromName(const char *name)
-{
-	for (int i = 0; i < MS_NSTATES; i++)
-		if (strcmp(MemtxStateNames[i], name) == 0)
-			return (MemtxState) i;
-	elog(ERROR, "unknown memtx state \"%s\"", name);
-	return MS_RAW;				/* keep compiler quiet */
-}
-
 static MemtxState
 LifecycleStateOf(HeapTuple tuple, TupleDesc desc, int attnum)
 {
@@ -154,7 +144,7 @@ LifecycleStateOf(HeapTuple tuple, TupleDesc desc, int attnum)
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("record state must not be null")));
-	return MemtxStateFromName(DatumGetCString(DirectFunctionCall1(enum_out, d)));
+	return (MemtxState) CatalogEnumIndex(ME_STATE, d);
 }
 
 /* A human-readable list of the states "from" may move to. */
@@ -224,8 +214,8 @@ PG_FUNCTION_INFO_V1(memtx_legal_transition);
 Datum
 memtx_legal_transition(PG_FUNCTION_ARGS)
 {
-	MemtxState	from = MemtxStateFromName(DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(0))));
-	MemtxState	to = MemtxStateFromName(DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(1))));
+	MemtxState	from = (MemtxState) CatalogEnumIndex(ME_STATE, PG_GETARG_DATUM(0));
+	MemtxState	to = (MemtxState) CatalogEnumIndex(ME_STATE, PG_GETARG_DATUM(1));
 
 	PG_RETURN_BOOL(LifecycleLegal(from, to));
 }

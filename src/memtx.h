@@ -46,11 +46,101 @@ typedef enum MemtxFlowControl
 	MF_DECLARED
 } MemtxFlowControl;
 
+/* Record kinds, in the order of the memtx.kind enum. */
+typedef enum MemtxKind
+{
+	MK_BELIEF,
+	MK_SUMMARY,
+	MK_PROFILE,
+	MK_INDEX_ENTRY,
+	MK_SHARED_COPY,
+	MK_TOOL_ACTION,
+	MK_NKINDS
+} MemtxKind;
+
+/* A view of other records: a cascade quarantines it instead of revoking it. */
+#define MEMTX_KIND_IS_VIEW(k) ((k) >= MK_SUMMARY && (k) <= MK_SHARED_COPY)
+
+/* Record scopes, in the order of the memtx.scope enum. */
+typedef enum MemtxScope
+{
+	MSC_PRIVATE,
+	MSC_SHARED,
+	MSC_PUBLIC,
+	MSC_NSCOPES
+} MemtxScope;
+
+/* Transaction statuses, in the order of the memtx.tx_status enum. */
+typedef enum MemtxTxStatus
+{
+	MX_OPEN,
+	MX_COMMITTED,
+	MX_PARTIALLY_COMMITTED,
+	MX_ABORTED,
+	MX_NSTATUSES
+} MemtxTxStatus;
+
+/*
+ * Reason codes (SPEC §6), in the order of that list; the last three are
+ * reserved for v2.  MR_NONE is "no reason": a check passed.  A reason is a
+ * text column in SQL, so it becomes text only where it is written or
+ * returned (MemtxReasonName).
+ */
+typedef enum MemtxReason
+{
+	MR_NONE = -1,
+	MR_LOW_EVIDENCE,
+	MR_OUTSIDE_VALIDITY,
+	MR_REVOKED_PARENT,
+	MR_UNCOMMITTED_PARENT,
+	MR_INACTIVE_PARENT,
+	MR_PERMISSION_LAUNDERING,
+	MR_STALE_LATE_WRITE,
+	MR_LOWER_AUTHORITY,
+	MR_WRITE_NOT_PERMITTED,
+	MR_NEEDS_REVIEW,
+	MR_UNSTABLE_DEPENDENCY,
+	MR_INVALIDATED,
+	MR_IN_FLIGHT_TENTATIVE,
+	MR_NO_ACTION_SAFE_SUPPORT,
+	MR_INPUT_NOT_VISIBLE,
+	MR_INPUT_NOT_ACTION_SAFE,
+	MR_INPUTS_REQUIRED,
+	MR_ABORTED,
+	MR_REVOKED,
+	MR_EXPIRED,
+	MR_STALE_HEAD,
+	MR_FENCED,
+	MR_ERASED,
+	MR_NREASONS
+} MemtxReason;
+
+/* The SQL enums whose labels C knows (catalog.c), in memtx.enum_labels() order. */
+typedef enum MemtxEnumType
+{
+	ME_STATE,
+	ME_TIER,
+	ME_ISOLATION,
+	ME_KIND,
+	ME_SCOPE,
+	ME_TX_STATUS,
+	ME_NTYPES
+} MemtxEnumType;
+
 extern const char *const MemtxStateNames[];
 extern const char *const MemtxTierNames[];
 extern const char *const MemtxIsolationNames[];
 extern const char *const MemtxKindNames[];
 extern const char *const MemtxScopeNames[];
+extern const char *const MemtxTxStatusNames[];
+extern const char *const MemtxReasonNames[];
+
+/* catalog.c: an enum value (a pg_enum OID) as its index in the C enum. */
+extern int	CatalogEnumIndex(MemtxEnumType type, Datum value);
+
+/* catalog.c: a reason's code, NULL for MR_NONE; a code's reason, MR_NONE if unknown. */
+extern const char *MemtxReasonName(MemtxReason reason);
+extern MemtxReason MemtxReasonFromName(const char *name);
 
 #define MEMTX_IS_ACTIVE(s) ((s) == MS_COMMITTED || (s) == MS_ACTION_SAFE)
 
@@ -78,6 +168,5 @@ extern TimestampTz MemtxNow(void);
 
 /* lifecycle.c */
 extern bool LifecycleLegal(MemtxState from, MemtxState to);
-extern MemtxState MemtxStateFromName(const char *name);
 
 #endif							/* MEMTX_H */

@@ -146,14 +146,9 @@ Datum
 memtx_can_read(PG_FUNCTION_ARGS)
 {
 	Oid			role = GetUserId();
-	char	   *scope;
 
-	if (!PG_ARGISNULL(2))
-	{
-		scope = DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(2)));
-		if (strcmp(scope, "public") == 0)
-			PG_RETURN_BOOL(true);
-	}
+	if (!PG_ARGISNULL(2) && CatalogEnumIndex(ME_SCOPE, PG_GETARG_DATUM(2)) == MSC_PUBLIC)
+		PG_RETURN_BOOL(true);
 	if (!PG_ARGISNULL(0) && MemtxRoleIsMember(role, TextDatumGetCString(PG_GETARG_DATUM(0))))
 		PG_RETURN_BOOL(true);
 	if (!PG_ARGISNULL(1) && MemtxRoleInAny(role, PG_GETARG_ARRAYTYPE_P(1)))

@@ -71,14 +71,14 @@ PipelinePromote(int64 id, bool action_safe, bool set_verdict)
 }
 
 static void
-PipelineQuarantine(int64 id, const char *reason)
+PipelineQuarantine(int64 id, MemtxReason reason)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8OID, TEXTOID};
 	Datum		values[2];
 
 	values[0] = Int64GetDatum(id);
-	values[1] = CStringGetTextDatum(reason);
+	values[1] = CStringGetTextDatum(MemtxReasonName(reason));
 	MemtxExec(MemtxPlan(&plan,
 						"UPDATE memtx.records SET state = 'quarantined', reason = $2, "
 						"verdict = 'quarantined', verdict_reason = $2, "
@@ -105,8 +105,8 @@ PipelineStillTentative(int64 id)
 	return SPI_processed > 0 && MemtxGetBool(0, 1);
 }
 
-/* Run the four checks on one staged record; returns NULL when it passes. */
-static const char *
+/* Run the four checks on one staged record; returns MR_NONE when it passes. */
+static MemtxReason
 PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, HTAB *memo)
 {
 	ConflictResult cr;
@@ -114,23 +114,23 @@ PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, HTAB 
 	/* 1. evidence */
 	if (!(rec->confidence >= memtx_confidence_threshold ||
 		  rec->authority >= memtx_authority_bypass))
-		return "low_evidence";
+		return MR_LOW_EVIDENCE;
 	/* 2. validity */
 	if (!valid_now)
-		return "outside_validity";
+		return MR_OUTSIDE_VALIDITY;
 	/* 3. conflict */
 	ConflictCheck(t, rec, provenance, memo, &cr);
 	if (cr.nrivals > 0)
 		t->verifier_calls++;
-	if (cr.reason)
+	if (cr.reason != MR_NONE)
 		return cr.reason;
 	/* 4. dependency stability */
 	if (cr.facts.unstable)
-		return "unstable_dependency";
+		return MR_UNSTABLE_DEPENDENCY;
 
 	ConflictSupersede(cr.supersede, cr.nsupersede);
 	PipelinePromote(rec->id, t->tier == MT_EXTERNAL_ACTION, true);
-	return NULL;
+	return MR_NONE;
 }
 
 /*
@@ -169,35 +169,112 @@ PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, int64 *nstaged, int64 *n
 }
 
 /*
+ * The staged records of open transaction t, in staging order, with whether
+ * each is valid now and has provenance (see ConflictCheck); locks the slots
+ * they touch.  Returns their number.
+ */
+static uint64
+PipelineLoadStaged(MemtxTxn *t, MemtxRec **recs, bool **valid_now, bool **provenance)
+{
+	static SPIPlanPtr staged;
+	static const Oid types[] = {INT8OID, TIMESTAMPTZOID, BOOLOID};
+	Datum		values[3];
+	SPITupleTable *tuptable;
+	uint64		n;
+
+	values[0] = Int64GetDatum(t->id);
+	values[1] = TimestampTzGetDatum(MemtxNow());
+	values[2] = BoolGetDatum(memtx_flow_control == MF_READ_SET);
+	MemtxExec(MemtxPlan(&staged,
+						"SELECT r.*, r.valid @> $2 AS memtx_valid_now, "
+						"       EXISTS (SELECT 1 FROM memtx.edges e WHERE e.child = r.id) "
+						"       OR ($3 AND EXISTS (SELECT 1 FROM memtx.read_set s WHERE s.tx_id = $1)) "
+						"       AS memtx_provenance "
+						"FROM memtx.records r "
+						"WHERE r.tx_id = $1 AND r.state = 'tentative' ORDER BY r.staged_pos",
+						3, types),
+			  values, NULL, 0);
+	tuptable = SPI_tuptable;
+	n = SPI_processed;
+	*recs = RecDecodeAll(tuptable, n);
+	*valid_now = palloc(sizeof(bool) * (n + 1));
+	*provenance = palloc(sizeof(bool) * (n + 1));
+	if (n > 0)
+	{
+		char	  **ents = palloc(sizeof(char *) * n);
+		char	  **atts = palloc(sizeof(char *) * n);
+		int			validcol = SPI_fnumber(tuptable->tupdesc, "memtx_valid_now");
+		int			provcol = SPI_fnumber(tuptable->tupdesc, "memtx_provenance");
+
+		for (uint64 i = 0; i < n; i++)
+		{
+			bool		isnull;
+
+			(*valid_now)[i] = DatumGetBool(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc,
+														 validcol, &isnull));
+			(*provenance)[i] = DatumGetBool(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc,
+														  provcol, &isnull));
+			ents[i] = (*recs)[i].entity;
+			atts[i] = (*recs)[i].attribute;
+		}
+		LockSlots(t->namespace, ents, atts, (int) n);
+	}
+	return n;
+}
+
+/*
+ * Admit recs[0..n) of t in order, quarantining those that fail (and, with
+ * repair_actions, repairing the tool actions derived from them).
+ */
+static void
+PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance, uint64 n,
+				 bool repair_actions)
+{
+	HTAB	   *memo = ConflictMemoCreate();
+
+	for (uint64 i = 0; i < n; i++)
+	{
+		MemtxReason reason;
+
+		/* a repair below an earlier quarantine may have revoked it */
+		if (repair_actions && !PipelineStillTentative(recs[i].id))
+			continue;
+		reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i], memo);
+		if (reason == MR_NONE)
+			continue;
+		PipelineQuarantine(recs[i].id, reason);
+		if (repair_actions)
+			CascadeRepairActions(t->namespace, recs[i].id, reason);
+		if (reason == MR_NEEDS_REVIEW)
+			MemtxNotify("review", t->id, recs[i].id, MemtxReasonName(reason), 0);
+	}
+}
+
+/*
  * memtx.commit(tx) → SETOF (record_id, state, reason)
  */
 PG_FUNCTION_INFO_V1(memtx_commit);
 Datum
 memtx_commit(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr staged;
-	static const Oid types[] = {INT8OID, TIMESTAMPTZOID, BOOLOID};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemtxCall	call;
 	MemtxTxn   *t;
-	Datum		values[3];
-	SPITupleTable *tuptable;
 	uint64		n;
 	int64		nstaged;
 	int64		npassed;
-	const char *status;
+	MemtxTxStatus status;
 	MemtxRec   *recs;
 	bool	   *valid_now;
 	bool	   *provenance;
 	bool		repair_actions;
-	HTAB	   *memo;
 
 	MemtxRequireArg(fcinfo, 0, "transaction id");
 	InitMaterializedSRF(fcinfo, 0);
 
 	MemtxCallBegin(&call);
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_ANY);
-	if (!TXN_OPEN(t))
+	if (t->status != MX_OPEN)
 	{
 		PipelineEmitOutcome(t, rsinfo, &nstaged, &npassed);
 		MemtxCallEnd(&call);
@@ -214,107 +291,36 @@ memtx_commit(PG_FUNCTION_ARGS)
 	LockNamespace(t->namespace, repair_actions);
 	/* reads of SQL transactions that rolled back count (readset.c) */
 	ReadSetRecover(t->id);
-	values[0] = Int64GetDatum(t->id);
-	values[1] = TimestampTzGetDatum(MemtxNow());
-	values[2] = BoolGetDatum(memtx_flow_control == MF_READ_SET);
-	MemtxExec(MemtxPlan(&staged,
-						"SELECT r.*, r.valid @> $2 AS memtx_valid_now, "
-						"       EXISTS (SELECT 1 FROM memtx.edges e WHERE e.child = r.id) "
-						"       OR ($3 AND EXISTS (SELECT 1 FROM memtx.read_set s WHERE s.tx_id = $1)) "
-						"       AS memtx_provenance "
-						"FROM memtx.records r "
-						"WHERE r.tx_id = $1 AND r.state = 'tentative' ORDER BY r.staged_pos",
-						3, types),
-			  values, NULL, 0);
-	tuptable = SPI_tuptable;
-	n = SPI_processed;
-	recs = palloc(sizeof(MemtxRec) * (n + 1));
-	valid_now = palloc(sizeof(bool) * (n + 1));
-	provenance = palloc(sizeof(bool) * (n + 1));
-	if (n > 0)
-	{
-		char	  **ents = palloc(sizeof(char *) * n);
-		char	  **atts = palloc(sizeof(char *) * n);
-		int			validcol = SPI_fnumber(tuptable->tupdesc, "memtx_valid_now");
-		int			provcol = SPI_fnumber(tuptable->tupdesc, "memtx_provenance");
-
-		for (uint64 i = 0; i < n; i++)
-		{
-			bool		isnull;
-
-			RecParse(tuptable->vals[i], tuptable->tupdesc, &recs[i]);
-			valid_now[i] = DatumGetBool(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc,
-													  validcol, &isnull));
-			provenance[i] = DatumGetBool(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc,
-													   provcol, &isnull));
-			ents[i] = recs[i].entity;
-			atts[i] = recs[i].attribute;
-		}
-		LockSlots(t->namespace, ents, atts, (int) n);
-	}
-
-	memo = ConflictMemoCreate();
-	for (uint64 i = 0; i < n; i++)
-	{
-		const char *reason;
-
-		/* a repair below an earlier quarantine may have revoked it */
-		if (repair_actions && !PipelineStillTentative(recs[i].id))
-			continue;
-		reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i], memo);
-		if (reason)
-		{
-			PipelineQuarantine(recs[i].id, reason);
-			if (repair_actions)
-				CascadeRepairActions(t->namespace, recs[i].id, reason);
-			if (strcmp(reason, "needs_review") == 0)
-				MemtxNotify("review", t->id, recs[i].id, reason, 0);
-		}
-	}
+	n = PipelineLoadStaged(t, &recs, &valid_now, &provenance);
+	PipelineAdmitAll(t, recs, valid_now, provenance, n, repair_actions);
 
 	PipelineEmitOutcome(t, rsinfo, &nstaged, &npassed);
-	status = npassed == nstaged ? "committed" :
-		(npassed == 0 ? "aborted" : "partially_committed");
-	TxnEnd(t, status, NULL);
-	MemtxNotify("commit", t->id, 0, status, nstaged);
+	status = npassed == nstaged ? MX_COMMITTED :
+		(npassed == 0 ? MX_ABORTED : MX_PARTIALLY_COMMITTED);
+	TxnEnd(t, status, MR_NONE);
+	MemtxNotify("commit", t->id, 0, MemtxTxStatusNames[status], nstaged);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
 
 /*
- * memtx.resolve(record, accept) → memtx.state
- *
- * Settles a record quarantined with needs_review.  Accepting commits it
- * (action_safe at the external_action tier) and supersedes every active
- * rival; rejecting revokes it with cascade.
+ * Load record id for resolve, with the tier of its transaction, and lock it
+ * and its slot (the namespace exclusive when rejecting: a cascade); refuse
+ * unless it awaits review.
  */
-PG_FUNCTION_INFO_V1(memtx_resolve);
-Datum
-memtx_resolve(PG_FUNCTION_ARGS)
+static void
+PipelineLoadReview(int64 id, bool accept, MemtxRec *rec, MemtxTier *tier)
 {
 	static SPIPlanPtr load;
-	static SPIPlanPtr ancestors;
 	static SPIPlanPtr state;
 	static const Oid types[] = {INT8OID};
-	MemtxCall	call;
 	Datum		values[1];
-	int64		id;
-	bool		accept;
-	MemtxRec	rec;
+	bool		isnull;
 	char	   *reason;
-	char	   *tier;
-	MemtxState	result;
 
-	MemtxRequireArg(fcinfo, 0, "record id");
-	MemtxRequireArg(fcinfo, 1, "accept");
-	id = PG_GETARG_INT64(0);
-	accept = PG_GETARG_BOOL(1);
-
-	MemtxCallBegin(&call);
-	MemtxRequireHarness(&call, "resolve a review");
 	values[0] = Int64GetDatum(id);
 	MemtxExec(MemtxPlan(&load,
-						"SELECT r.*, t.tier::text AS memtx_tier FROM memtx.records r "
+						"SELECT r.*, t.tier AS memtx_tier FROM memtx.records r "
 						"JOIN memtx.transactions t ON t.id = r.tx_id WHERE r.id = $1",
 						1, types),
 			  values, NULL, 1);
@@ -322,34 +328,43 @@ memtx_resolve(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("record %lld does not exist", (long long) id)));
-	RecParse(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &rec);
-	tier = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-						SPI_fnumber(SPI_tuptable->tupdesc, "memtx_tier"));
+	RecParse(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, rec);
+	*tier = (MemtxTier) CatalogEnumIndex(ME_TIER,
+										 SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+													   SPI_fnumber(SPI_tuptable->tupdesc, "memtx_tier"),
+													   &isnull));
 
-	LockNamespace(rec.namespace, !accept);
-	LockSlots(rec.namespace, &rec.entity, &rec.attribute, 1);
+	LockNamespace(rec->namespace, !accept);
+	LockSlots(rec->namespace, &rec->entity, &rec->attribute, 1);
 
 	/* re-read under the locks */
 	MemtxExec(MemtxPlan(&state,
-						"SELECT state::text, reason FROM memtx.records WHERE id = $1 FOR UPDATE",
+						"SELECT state, reason FROM memtx.records WHERE id = $1 FOR UPDATE",
 						1, types),
 			  values, NULL, 1);
 	reason = MemtxGetText(0, 2);
-	if (MemtxStateFromName(MemtxGetText(0, 1)) != MS_QUARANTINED ||
-		reason == NULL || strcmp(reason, "needs_review") != 0)
+	if (CatalogEnumIndex(ME_STATE, MemtxGet(0, 1, &isnull)) != MS_QUARANTINED ||
+		reason == NULL || MemtxReasonFromName(reason) != MR_NEEDS_REVIEW)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("record %lld is not awaiting review", (long long) id),
 				 errdetail("Only a record quarantined with reason needs_review can be resolved.")));
+}
 
-	if (!accept)
-	{
-		CascadeRun(rec.namespace, &id, 1, "revoked", "review rejected", NULL);
-		MemtxNotify("resolved", rec.tx_id, id, "revoked", 0);
-		MemtxCallEnd(&call);
-		PG_RETURN_DATUM(MemtxStateDatum(fcinfo, MS_REVOKED));
-	}
+/*
+ * Accept record id (awaiting review, locked): unless an ancestor is no
+ * longer active, supersede its active rivals and commit it (to action_safe
+ * when action_safe).
+ */
+static void
+PipelineAccept(int64 id, bool action_safe)
+{
+	static SPIPlanPtr ancestors;
+	static SPIPlanPtr reopen;
+	static const Oid types[] = {INT8OID};
+	Datum		values[1];
 
+	values[0] = Int64GetDatum(id);
 	MemtxExec(MemtxPlan(&ancestors,
 						"SELECT 1 FROM memtx.ancestors($1) anc(id) JOIN memtx.records a ON a.id = anc.id "
 						"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id "
@@ -372,16 +387,50 @@ memtx_resolve(PG_FUNCTION_ARGS)
 			ids[i] = Int64GetDatum(MemtxGetInt64(i, 1));
 		ConflictSupersede(ids, n);
 	}
-	{
-		static SPIPlanPtr reopen;
+	MemtxExec(MemtxPlan(&reopen,
+						"UPDATE memtx.records SET state = 'tentative' WHERE id = $1",
+						1, types),
+			  values, NULL, 0);
+	PipelinePromote(id, action_safe, false);
+}
 
-		MemtxExec(MemtxPlan(&reopen,
-							"UPDATE memtx.records SET state = 'tentative' WHERE id = $1",
-							1, types),
-				  values, NULL, 0);
+/*
+ * memtx.resolve(record, accept) → memtx.state
+ *
+ * Settles a record quarantined with needs_review.  Accepting commits it
+ * (action_safe at the external_action tier) and supersedes every active
+ * rival; rejecting revokes it with cascade.
+ */
+PG_FUNCTION_INFO_V1(memtx_resolve);
+Datum
+memtx_resolve(PG_FUNCTION_ARGS)
+{
+	MemtxCall	call;
+	int64		id;
+	bool		accept;
+	MemtxRec	rec;
+	MemtxTier	tier;
+	MemtxState	result;
+
+	MemtxRequireArg(fcinfo, 0, "record id");
+	MemtxRequireArg(fcinfo, 1, "accept");
+	id = PG_GETARG_INT64(0);
+	accept = PG_GETARG_BOOL(1);
+
+	MemtxCallBegin(&call);
+	MemtxRequireHarness(&call, "resolve a review");
+	PipelineLoadReview(id, accept, &rec, &tier);
+
+	if (!accept)
+	{
+		CascadeRun(rec.namespace, &id, 1, MR_REVOKED, "review rejected", NULL);
+		MemtxNotify("resolved", rec.tx_id, id, MemtxStateNames[MS_REVOKED], 0);
+		MemtxCallEnd(&call);
+		PG_RETURN_DATUM(MemtxStateDatum(fcinfo, MS_REVOKED));
 	}
-	PipelinePromote(id, strcmp(tier, "external_action") == 0, false);
-	result = strcmp(tier, "external_action") == 0 ? MS_ACTION_SAFE : MS_COMMITTED;
+
+	PipelineAccept(id, tier == MT_EXTERNAL_ACTION);
+	result = tier == MT_EXTERNAL_ACTION ? MS_ACTION_SAFE : MS_COMMITTED;
 	MemtxNotify("resolved", rec.tx_id, id, MemtxStateNames[result], 0);
 	MemtxCallEnd(&call);
 	PG_RETURN_DATUM(MemtxStateDatum(fcinfo, result));

@@ -1,7 +1,10 @@
 /*
  * record.c — reading memtx records into C.
  *
- * RecParse turns a full memtx.records row (SELECT r.*) into a MemtxRec;
+ * RecDecode turns a full memtx.records row (SELECT r.*) into a MemtxRec,
+ * in binary: the column positions are resolved once per result (RecLayout),
+ * enum columns become C enums through their pg_enum OIDs (catalog.c) and
+ * text columns are detoasted, never run through an output function;
  * RecIdArray and RecFetchByIds check and load the records a call names
  * (parents of a stage, inputs of an act), so both refuse NULLs, huge arrays
  * and unknown ids the same way, and an id the caller may not read like an
@@ -10,65 +13,119 @@
 #include "record.h"
 #include "visibility.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
 
-int
-MemtxLabelIndex(const char *const *names, int n, const char *label)
+/* The attnum of column col in desc; every column RecDecode reads must be there. */
+static AttrNumber
+RecColumn(TupleDesc desc, const char *col)
 {
-	for (int i = 0; i < n; i++)
-		if (strcmp(names[i], label) == 0)
-			return i;
-	elog(ERROR, "unknown memtx label \"%s\"", label);
-	return 0;
-}
+	int			att = SPI_fnumber(desc, col);
 
-static char *
-RecText(HeapTuple tuple, TupleDesc desc, const char *col)
-{
-	return SPI_getvalue(tuple, desc, SPI_fnumber(desc, col));
-}
-
-static Datum
-RecDatum(HeapTuple tuple, TupleDesc desc, const char *col, bool *isnull)
-{
-	return SPI_getbinval(tuple, desc, SPI_fnumber(desc, col), isnull);
+	if (att <= 0)
+		elog(ERROR, "memtx record row has no column \"%s\"", col);
+	return (AttrNumber) att;
 }
 
 void
-RecParse(HeapTuple tuple, TupleDesc desc, MemtxRec *rec)
+RecLayoutInit(RecLayout *layout, TupleDesc desc)
 {
+	layout->desc = desc;
+	layout->id = RecColumn(desc, "id");
+	layout->tx_id = RecColumn(desc, "tx_id");
+	layout->state = RecColumn(desc, "state");
+	layout->kind = RecColumn(desc, "kind");
+	layout->scope = RecColumn(desc, "scope");
+	layout->namespace = RecColumn(desc, "namespace");
+	layout->entity = RecColumn(desc, "entity");
+	layout->attribute = RecColumn(desc, "attribute");
+	layout->source = RecColumn(desc, "source");
+	layout->authority = RecColumn(desc, "authority");
+	layout->confidence = RecColumn(desc, "confidence");
+	layout->owner = RecColumn(desc, "owner");
+	layout->readers = RecColumn(desc, "readers");
+	layout->writers = RecColumn(desc, "writers");
+	layout->observed_at = RecColumn(desc, "observed_at");
+	layout->staged_xid = RecColumn(desc, "staged_xid");
+	layout->staged_pos = RecColumn(desc, "staged_pos");
+	layout->committed_xid = RecColumn(desc, "committed_xid");
+	layout->committed_seq = RecColumn(desc, "committed_seq");
+}
+
+/* A text column as a C string, NULL when null. */
+static char *
+RecText(HeapTuple tuple, TupleDesc desc, AttrNumber att)
+{
+	bool		isnull;
+	Datum		d = heap_getattr(tuple, att, desc, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+void
+RecDecode(const RecLayout *layout, HeapTuple tuple, MemtxRec *rec)
+{
+	TupleDesc	desc = layout->desc;
 	bool		isnull;
 	Datum		d;
 
-	rec->id = DatumGetInt64(RecDatum(tuple, desc, "id", &isnull));
-	rec->tx_id = DatumGetInt64(RecDatum(tuple, desc, "tx_id", &isnull));
-	rec->state = MemtxStateFromName(RecText(tuple, desc, "state"));
-	rec->kind = MemtxLabelIndex(MemtxKindNames, 6, RecText(tuple, desc, "kind"));
-	rec->scope = MemtxLabelIndex(MemtxScopeNames, 3, RecText(tuple, desc, "scope"));
-	rec->namespace = RecText(tuple, desc, "namespace");
-	rec->entity = RecText(tuple, desc, "entity");
-	rec->attribute = RecText(tuple, desc, "attribute");
-	rec->source = RecText(tuple, desc, "source");
-	rec->authority = DatumGetFloat8(RecDatum(tuple, desc, "authority", &isnull));
-	rec->confidence = DatumGetFloat8(RecDatum(tuple, desc, "confidence", &isnull));
-	rec->owner = RecText(tuple, desc, "owner");
-	d = RecDatum(tuple, desc, "readers", &isnull);
+	rec->id = DatumGetInt64(heap_getattr(tuple, layout->id, desc, &isnull));
+	rec->tx_id = DatumGetInt64(heap_getattr(tuple, layout->tx_id, desc, &isnull));
+	rec->state = (MemtxState) CatalogEnumIndex(ME_STATE,
+											   heap_getattr(tuple, layout->state, desc, &isnull));
+	rec->kind = (MemtxKind) CatalogEnumIndex(ME_KIND,
+											 heap_getattr(tuple, layout->kind, desc, &isnull));
+	rec->scope = (MemtxScope) CatalogEnumIndex(ME_SCOPE,
+											   heap_getattr(tuple, layout->scope, desc, &isnull));
+	rec->namespace = RecText(tuple, desc, layout->namespace);
+	rec->entity = RecText(tuple, desc, layout->entity);
+	rec->attribute = RecText(tuple, desc, layout->attribute);
+	rec->source = RecText(tuple, desc, layout->source);
+	rec->authority = DatumGetFloat8(heap_getattr(tuple, layout->authority, desc, &isnull));
+	rec->confidence = DatumGetFloat8(heap_getattr(tuple, layout->confidence, desc, &isnull));
+	rec->owner = RecText(tuple, desc, layout->owner);
+	d = heap_getattr(tuple, layout->readers, desc, &isnull);
 	rec->readers = isnull ? NULL : DatumGetArrayTypeP(d);
-	d = RecDatum(tuple, desc, "writers", &isnull);
+	d = heap_getattr(tuple, layout->writers, desc, &isnull);
 	rec->writers = isnull ? NULL : DatumGetArrayTypeP(d);
-	d = RecDatum(tuple, desc, "observed_at", &isnull);
+	d = heap_getattr(tuple, layout->observed_at, desc, &isnull);
 	rec->has_observed = !isnull;
 	rec->observed_at = isnull ? 0 : DatumGetTimestampTz(d);
-	rec->staged_xid = DatumGetFullTransactionId(RecDatum(tuple, desc, "staged_xid", &isnull));
-	rec->staged_pos = DatumGetInt64(RecDatum(tuple, desc, "staged_pos", &isnull));
-	rec->committed_xid = RecDatum(tuple, desc, "committed_xid", &isnull);
+	rec->staged_xid = DatumGetFullTransactionId(heap_getattr(tuple, layout->staged_xid, desc, &isnull));
+	rec->staged_pos = DatumGetInt64(heap_getattr(tuple, layout->staged_pos, desc, &isnull));
+	rec->committed_xid = heap_getattr(tuple, layout->committed_xid, desc, &isnull);
 	rec->committed = !isnull;
-	d = RecDatum(tuple, desc, "committed_seq", &isnull);
+	d = heap_getattr(tuple, layout->committed_seq, desc, &isnull);
 	rec->committed_seq = isnull ? 0 : DatumGetInt64(d);
+}
+
+/* Rows 0..n of tt, decoded with one layout; room for n + 1 records. */
+MemtxRec *
+RecDecodeAll(SPITupleTable *tt, uint64 n)
+{
+	MemtxRec   *recs = palloc(sizeof(MemtxRec) * (n + 1));
+	RecLayout	layout;
+
+	if (n == 0)
+		return recs;
+	RecLayoutInit(&layout, tt->tupdesc);
+	for (uint64 i = 0; i < n; i++)
+		RecDecode(&layout, tt->vals[i], &recs[i]);
+	return recs;
+}
+
+/* Decode one row (a caller that loops over a result keeps a RecLayout). */
+void
+RecParse(HeapTuple tuple, TupleDesc desc, MemtxRec *rec)
+{
+	RecLayout	layout;
+
+	RecLayoutInit(&layout, desc);
+	RecDecode(&layout, tuple, rec);
 }
 
 Datum
@@ -135,7 +192,7 @@ RecFetchByIds(MemtxCall *call, Oid agent, ArrayType *ids, int n, const char *wha
 	Datum		values[1];
 	Datum	   *elems;
 	int			k;
-	MemtxRec   *recs = palloc(sizeof(MemtxRec) * (n + 1));
+	MemtxRec   *recs;
 	uint64		found;
 
 	values[0] = PointerGetDatum(ids);
@@ -143,9 +200,8 @@ RecFetchByIds(MemtxCall *call, Oid agent, ArrayType *ids, int n, const char *wha
 						"SELECT r.* FROM memtx.records r WHERE r.id = ANY ($1) ORDER BY r.id",
 						1, types),
 			  values, NULL, 0);
-	found = SPI_processed;
-	for (uint64 j = 0; j < found && j < (uint64) n; j++)
-		RecParse(SPI_tuptable->vals[j], SPI_tuptable->tupdesc, &recs[j]);
+	found = Min(SPI_processed, (uint64) n);
+	recs = RecDecodeAll(SPI_tuptable, found);
 	deconstruct_array(ids, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, NULL, &k);
 	for (int i = 0; i < k; i++)
 		if ((uint64) i >= found || recs[i].id != DatumGetInt64(elems[i]) ||

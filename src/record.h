@@ -15,8 +15,8 @@ typedef struct MemtxRec
 	int64		id;
 	int64		tx_id;
 	MemtxState	state;
-	int			kind;			/* index into MemtxKindNames */
-	int			scope;			/* index into MemtxScopeNames */
+	MemtxKind	kind;
+	MemtxScope	scope;
 	char	   *namespace;
 	char	   *entity;
 	char	   *attribute;
@@ -35,16 +35,42 @@ typedef struct MemtxRec
 	int64		committed_seq;
 } MemtxRec;
 
-#define KIND_TOOL_ACTION 5
-#define KIND_IS_VIEW(k) ((k) >= 1 && (k) <= 4)
-#define SCOPE_PUBLIC 2
+/*
+ * Where the columns RecDecode reads sit in one query result: resolved once
+ * per result from its TupleDesc, then used for every row.
+ */
+typedef struct RecLayout
+{
+	TupleDesc	desc;
+	AttrNumber	id;
+	AttrNumber	tx_id;
+	AttrNumber	state;
+	AttrNumber	kind;
+	AttrNumber	scope;
+	AttrNumber	namespace;
+	AttrNumber	entity;
+	AttrNumber	attribute;
+	AttrNumber	source;
+	AttrNumber	authority;
+	AttrNumber	confidence;
+	AttrNumber	owner;
+	AttrNumber	readers;
+	AttrNumber	writers;
+	AttrNumber	observed_at;
+	AttrNumber	staged_xid;
+	AttrNumber	staged_pos;
+	AttrNumber	committed_xid;
+	AttrNumber	committed_seq;
+} RecLayout;
 
 /* record.c */
 #define MEMTX_MAX_IDS 10000
 
-/* Parse a full memtx.records row (SELECT r.*). */
+/* Decode full memtx.records rows (SELECT r.*, maybe with more columns). */
+extern void RecLayoutInit(RecLayout *layout, TupleDesc desc);
+extern void RecDecode(const RecLayout *layout, HeapTuple tuple, MemtxRec *rec);
+extern MemtxRec *RecDecodeAll(SPITupleTable *tt, uint64 n);
 extern void RecParse(HeapTuple tuple, TupleDesc desc, MemtxRec *rec);
-extern int	MemtxLabelIndex(const char *const *names, int n, const char *label);
 extern ArrayType *RecIdArray(ArrayType *arr, const char *name, int *count);
 /* A bigint[] of n ids (int8 datums). */
 extern Datum RecIdsDatum(Datum *ids, int n);

@@ -180,37 +180,23 @@ StageCheckObserved(TimestampTz observed)
 						   pstrdup(timestamptz_to_str(observed)), timestamptz_to_str(now))));
 }
 
-/*
- * memtx.stage(tx, entity, attribute, value, kind, source, confidence,
- *             derived_from, scope, readers, writers, valid, observed_at) → bigint
- */
-PG_FUNCTION_INFO_V1(memtx_stage);
-Datum
-memtx_stage(PG_FUNCTION_ARGS)
+/* memtx.stage's arguments, checked. */
+typedef struct StageArgs
 {
-	static SPIPlanPtr insert;
-	static SPIPlanPtr edges;
-	static const Oid insert_types[] = {
-		INT8OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, FLOAT8OID,
-		FLOAT8OID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID
-	};
-	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID};
-	MemtxCall	call;
-	MemtxTxn   *t;
-	char	   *entity;
-	char	   *kind;
-	char	   *scope;
+	MemtxKind	kind;
+	MemtxScope	scope;
 	double		confidence;
-	double		authority;
-	ArrayType  *parents;
+	ArrayType  *parents;		/* distinct, sorted (RecIdArray) */
 	int			nparents;
 	ArrayType  *readers;
 	ArrayType  *writers;
-	TimestampTz observed = 0;
-	bool		has_observed;
-	Datum		values[15];
-	char		nulls[15];
-	int64		id;
+} StageArgs;
+
+/* Check memtx.stage's arguments, before anything is read or locked. */
+static void
+StageCheckArgs(FunctionCallInfo fcinfo, StageArgs *a)
+{
+	char	   *entity;
 
 	MemtxRequireArg(fcinfo, 0, "transaction id");
 	MemtxRequireArg(fcinfo, 1, "entity");
@@ -233,44 +219,49 @@ memtx_stage(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("value is too large (%zu bytes, at most %d)",
 						toast_raw_datum_size(PG_GETARG_DATUM(3)), MEMTX_MAX_VALUE_BYTES)));
-	kind = DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(4)));
-	if (strcmp(kind, "tool_action") == 0)
+	a->kind = (MemtxKind) CatalogEnumIndex(ME_KIND, PG_GETARG_DATUM(4));
+	if (a->kind == MK_TOOL_ACTION)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("records of kind tool_action cannot be staged"),
 				 errhint("Tool actions are recorded by memtx.act.")));
 	if (!PG_ARGISNULL(5))
 		MemtxCheckText(PG_GETARG_TEXT_PP(5), "source", 256);
-	confidence = PG_GETARG_FLOAT8(6);
-	MemtxCheckUnit(confidence, "confidence");
-	parents = RecIdArray(PG_GETARG_ARRAYTYPE_P(7), "derived_from", &nparents);
-	scope = DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(8)));
-	readers = PG_ARGISNULL(9) ? construct_empty_array(TEXTOID) : PG_GETARG_ARRAYTYPE_P(9);
-	writers = PG_ARGISNULL(10) ? construct_empty_array(TEXTOID) : PG_GETARG_ARRAYTYPE_P(10);
-	MemtxCheckRoleNames(readers, "readers");
-	MemtxCheckRoleNames(writers, "writers");
+	a->confidence = PG_GETARG_FLOAT8(6);
+	MemtxCheckUnit(a->confidence, "confidence");
+	a->parents = RecIdArray(PG_GETARG_ARRAYTYPE_P(7), "derived_from", &a->nparents);
+	a->scope = (MemtxScope) CatalogEnumIndex(ME_SCOPE, PG_GETARG_DATUM(8));
+	a->readers = PG_ARGISNULL(9) ? construct_empty_array(TEXTOID) : PG_GETARG_ARRAYTYPE_P(9);
+	a->writers = PG_ARGISNULL(10) ? construct_empty_array(TEXTOID) : PG_GETARG_ARRAYTYPE_P(10);
+	MemtxCheckRoleNames(a->readers, "readers");
+	MemtxCheckRoleNames(a->writers, "writers");
 	if (!PG_ARGISNULL(11) && RangeIsEmpty(PG_GETARG_RANGE_P(11)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("validity range must not be empty")));
 	if (!PG_ARGISNULL(12))
 		StageCheckObserved(PG_GETARG_TIMESTAMPTZ(12));
+}
 
-	MemtxCallBegin(&call);
-	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
-	LockNamespace(t->namespace, false);
-	StageCheckCount(t);
-
-	has_observed = StageCheckParents(&call, t, parents, nparents, &observed);
-	if (!PG_ARGISNULL(12))
-	{
-		observed = PG_GETARG_TIMESTAMPTZ(12);
-		has_observed = true;
-	}
-
-	authority = PG_ARGISNULL(5)
-		? memtx_default_authority
-		: StageSourceAuthority(&call, PG_GETARG_TEXT_PP(5));
+/*
+ * Write the tentative record of a stage call into t and its derived-from
+ * edges; returns its id.  observed is NULL when the record has no
+ * observation time.
+ */
+static int64
+StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
+			double authority, TimestampTz *observed)
+{
+	static SPIPlanPtr insert;
+	static SPIPlanPtr edges;
+	static const Oid insert_types[] = {
+		INT8OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, FLOAT8OID,
+		FLOAT8OID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID
+	};
+	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID};
+	Datum		values[15];
+	char		nulls[15];
+	int64		id;
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(t->id);
@@ -278,19 +269,19 @@ memtx_stage(PG_FUNCTION_ARGS)
 	values[2] = PG_GETARG_DATUM(1);
 	values[3] = PG_GETARG_DATUM(2);
 	values[4] = PG_GETARG_DATUM(3);
-	values[5] = CStringGetTextDatum(kind);
+	values[5] = CStringGetTextDatum(MemtxKindNames[a->kind]);
 	values[6] = PG_ARGISNULL(5) ? (Datum) 0 : PG_GETARG_DATUM(5);
 	nulls[6] = PG_ARGISNULL(5) ? 'n' : ' ';
 	values[7] = Float8GetDatum(authority);
-	values[8] = Float8GetDatum(confidence);
-	values[9] = CStringGetTextDatum(call.caller_name);
-	values[10] = PointerGetDatum(readers);
-	values[11] = PointerGetDatum(writers);
-	values[12] = CStringGetTextDatum(scope);
+	values[8] = Float8GetDatum(a->confidence);
+	values[9] = CStringGetTextDatum(call->caller_name);
+	values[10] = PointerGetDatum(a->readers);
+	values[11] = PointerGetDatum(a->writers);
+	values[12] = CStringGetTextDatum(MemtxScopeNames[a->scope]);
 	values[13] = PG_ARGISNULL(11) ? (Datum) 0 : PG_GETARG_DATUM(11);
 	nulls[13] = PG_ARGISNULL(11) ? 'n' : ' ';
-	values[14] = TimestampTzGetDatum(observed);
-	nulls[14] = has_observed ? ' ' : 'n';
+	values[14] = observed ? TimestampTzGetDatum(*observed) : (Datum) 0;
+	nulls[14] = observed ? ' ' : 'n';
 	MemtxExec(MemtxPlan(&insert,
 						"INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, kind, "
 						"source, authority, confidence, owner, readers, writers, scope, valid, "
@@ -303,15 +294,53 @@ memtx_stage(PG_FUNCTION_ARGS)
 			  values, nulls, 0);
 	id = MemtxGetInt64(0, 1);
 
-	if (nparents > 0)
+	if (a->nparents > 0)
 	{
 		values[0] = Int64GetDatum(id);
-		values[1] = PointerGetDatum(parents);
+		values[1] = PointerGetDatum(a->parents);
 		MemtxExec(MemtxPlan(&edges,
 							"INSERT INTO memtx.edges (child, parent) SELECT $1, unnest($2)",
 							2, edge_types),
 				  values, NULL, 0);
 	}
+	return id;
+}
+
+/*
+ * memtx.stage(tx, entity, attribute, value, kind, source, confidence,
+ *             derived_from, scope, readers, writers, valid, observed_at) → bigint
+ */
+PG_FUNCTION_INFO_V1(memtx_stage);
+Datum
+memtx_stage(PG_FUNCTION_ARGS)
+{
+	MemtxCall	call;
+	MemtxTxn   *t;
+	StageArgs	a;
+	double		authority;
+	TimestampTz observed = 0;
+	bool		has_observed;
+	int64		id;
+
+	StageCheckArgs(fcinfo, &a);
+
+	MemtxCallBegin(&call);
+	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
+	LockNamespace(t->namespace, false);
+	StageCheckCount(t);
+
+	has_observed = StageCheckParents(&call, t, a.parents, a.nparents, &observed);
+	if (!PG_ARGISNULL(12))
+	{
+		observed = PG_GETARG_TIMESTAMPTZ(12);
+		has_observed = true;
+	}
+
+	authority = PG_ARGISNULL(5)
+		? memtx_default_authority
+		: StageSourceAuthority(&call, PG_GETARG_TEXT_PP(5));
+
+	id = StageInsert(fcinfo, &call, t, &a, authority, has_observed ? &observed : NULL);
 	StageCountN++;
 	MemtxCallEnd(&call);
 	PG_RETURN_INT64(id);

@@ -91,13 +91,13 @@ TxnFromRow(int64 id, SPITupleTable *tt, uint64 n, bool *expired, bool *renew_due
 	t->id = id;
 	t->agent = MemtxGetText(0, 1);
 	t->agent_oid = get_role_oid(t->agent, true);
-	t->tier = (MemtxTier) MemtxLabelIndex(MemtxTierNames, 4, MemtxGetText(0, 2));
-	t->isolation = (MemtxIsolation) MemtxLabelIndex(MemtxIsolationNames, 5, MemtxGetText(0, 3));
+	t->tier = (MemtxTier) CatalogEnumIndex(ME_TIER, MemtxGet(0, 2, &isnull));
+	t->isolation = (MemtxIsolation) CatalogEnumIndex(ME_ISOLATION, MemtxGet(0, 3, &isnull));
 	t->namespace = MemtxGetText(0, 4);
 	t->snapshot = SPI_datumTransfer(MemtxGet(0, 5, &isnull), false, -1);
 	t->snapshot_xid = DatumGetFullTransactionId(MemtxGet(0, 6, &isnull));
 	t->snapshot_seq = MemtxGetInt64(0, 7);
-	t->status = MemtxGetText(0, 8);
+	t->status = (MemtxTxStatus) CatalogEnumIndex(ME_TX_STATUS, MemtxGet(0, 8, &isnull));
 	*expired = MemtxGetBool(0, 9);
 	t->verifier_calls = DatumGetInt32(MemtxGet(0, 10, &isnull));
 	*renew_due = MemtxGetBool(0, 11);
@@ -149,7 +149,7 @@ TxnRenewLease(MemtxTxn *t)
 	static const Oid types[] = {INT8OID, INT4OID};
 	Datum		values[2];
 
-	if (!t->lease_due || !TXN_OPEN(t))
+	if (!t->lease_due || t->status != MX_OPEN)
 		return;
 	values[0] = Int64GetDatum(t->id);
 	values[1] = Int32GetDatum(memtx_lease_timeout);
@@ -178,7 +178,7 @@ TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_du
 				 errdetail("Only its agent or a harness may operate on it.")));
 
 	t->lease_due = renew_due;
-	if (TXN_OPEN(t))
+	if (t->status == MX_OPEN)
 	{
 		if (expired)
 			ereport(ERROR,
@@ -190,10 +190,11 @@ TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_du
 			TxnRenewLease(t);
 	}
 	else if (need == TXN_NEED_OPEN ||
-			 ((need == TXN_NEED_LIVE || need == TXN_NEED_LIVE_PROBE) && TXN_ABORTED(t)))
+			 ((need == TXN_NEED_LIVE || need == TXN_NEED_LIVE_PROBE) && t->status == MX_ABORTED))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
-				 errmsg("memtx transaction %lld is %s", (long long) t->id, t->status),
+				 errmsg("memtx transaction %lld is %s", (long long) t->id,
+						MemtxTxStatusNames[t->status]),
 				 errhint(need == TXN_NEED_OPEN
 						 ? "Only an open transaction accepts this call; begin a new one."
 						 : "An aborted transaction cannot act; begin a new one.")));
@@ -233,7 +234,7 @@ TxnLoadFromProbe(MemtxCall *call, int64 id, SPITupleTable *tt, uint64 n)
 
 /* Close transaction t with the given status. */
 void
-TxnEnd(MemtxTxn *t, const char *status, const char *why)
+TxnEnd(MemtxTxn *t, MemtxTxStatus status, MemtxReason why)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8OID, TEXTOID, TEXTOID, INT4OID};
@@ -241,9 +242,9 @@ TxnEnd(MemtxTxn *t, const char *status, const char *why)
 	char		nulls[4] = {' ', ' ', ' ', ' '};
 
 	values[0] = Int64GetDatum(t->id);
-	values[1] = CStringGetTextDatum(status);
-	if (why)
-		values[2] = CStringGetTextDatum(why);
+	values[1] = CStringGetTextDatum(MemtxTxStatusNames[status]);
+	if (why != MR_NONE)
+		values[2] = CStringGetTextDatum(MemtxReasonName(why));
 	else
 		nulls[2] = 'n';
 	values[3] = Int32GetDatum(t->verifier_calls);
@@ -254,7 +255,7 @@ TxnEnd(MemtxTxn *t, const char *status, const char *why)
 						4, types),
 			  values, nulls, 0);
 	ReadSetForget(t->id);
-	t->status = pstrdup(status);
+	t->status = status;
 }
 
 static const MemtxIsolation TierIsolation[] = {
@@ -278,19 +279,20 @@ TxnTierFloor(const char *agent, bool named)
 	Datum		names[2];
 	int			n = 0;
 	Datum		values[1];
-	char	   *tier;
+	bool		isnull;
+	Datum		tier;
 
 	names[n++] = CStringGetTextDatum(agent);
 	if (!named)
 		names[n++] = CStringGetTextDatum(GetUserNameFromId(GetSessionUserId(), false));
 	values[0] = PointerGetDatum(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
 	MemtxExec(MemtxPlan(&plan,
-						"SELECT pg_catalog.max(tier)::text FROM memtx.role_tiers "
+						"SELECT pg_catalog.max(tier) FROM memtx.role_tiers "
 						"WHERE role_name = ANY ($1)",
 						1, types),
 			  values, NULL, 1);
-	tier = MemtxGetText(0, 1);
-	return tier ? MemtxLabelIndex(MemtxTierNames, 4, tier) : memtx_default_tier;
+	tier = MemtxGet(0, 1, &isnull);
+	return isnull ? memtx_default_tier : CatalogEnumIndex(ME_TIER, tier);
 }
 
 /*
@@ -347,13 +349,11 @@ memtx_begin(PG_FUNCTION_ARGS)
 				 errhint("A harness grants namespaces with memtx.grant_namespace.")));
 
 	if (!PG_ARGISNULL(0))
-		tier = MemtxLabelIndex(MemtxTierNames, 4,
-							DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(0))));
+		tier = CatalogEnumIndex(ME_TIER, PG_GETARG_DATUM(0));
 	else
 		tier = TxnTierFloor(agent, !PG_ARGISNULL(1));
 	isolation = !PG_ARGISNULL(3)
-		? (MemtxIsolation) MemtxLabelIndex(MemtxIsolationNames, 5,
-					   DatumGetCString(DirectFunctionCall1(enum_out, PG_GETARG_DATUM(3))))
+		? (MemtxIsolation) CatalogEnumIndex(ME_ISOLATION, PG_GETARG_DATUM(3))
 		: TierIsolation[tier];
 
 	values[0] = CStringGetTextDatum(agent);

@@ -19,13 +19,11 @@ typedef struct MemtxTxn
 	Datum		snapshot;		/* pg_snapshot at begin */
 	FullTransactionId snapshot_xid;
 	int64		snapshot_seq;
-	char	   *status;			/* open, committed, partially_committed, aborted */
+	MemtxTxStatus status;
 	int32		verifier_calls;
 	bool		lease_due;		/* a call that writes should renew the lease */
 } MemtxTxn;
 
-#define TXN_OPEN(t) (strcmp((t)->status, "open") == 0)
-#define TXN_ABORTED(t) (strcmp((t)->status, "aborted") == 0)
 
 /* What a call needs of the transaction it names. */
 typedef enum TxnNeed
@@ -40,8 +38,8 @@ typedef enum TxnNeed
  * The transaction columns every load selects first, from memtx.transactions,
  * with parameters $1 (id), $2 and $3 filled by TxnFetchParams.
  */
-#define TXN_FIELDS "agent, tier::text, isolation::text, namespace, snapshot, " \
-	"snapshot_xid, snapshot_seq, status::text, " \
+#define TXN_FIELDS "agent, tier, isolation, namespace, snapshot, " \
+	"snapshot_xid, snapshot_seq, status, " \
 	"lease_expires_at < pg_catalog.clock_timestamp(), verifier_calls, " \
 	"lease_expires_at < pg_catalog.clock_timestamp() " \
 	"  + pg_catalog.make_interval(secs => $2) - pg_catalog.make_interval(secs => $3)"
@@ -53,7 +51,7 @@ extern MemtxTxn *TxnLoadFromProbe(MemtxCall *call, int64 id, SPITupleTable *tt, 
 extern MemtxTxn *TxnLoadExpired(int64 id);
 extern bool TxnSawCommit(MemtxTxn *t, Datum xid, bool xid_isnull, int64 seq);
 extern void TxnRenewLease(MemtxTxn *t);
-extern void TxnEnd(MemtxTxn *t, const char *status, const char *why);
+extern void TxnEnd(MemtxTxn *t, MemtxTxStatus status, MemtxReason why);
 
 /* Positions: whether (xid, pos) happened before a snapshot taken at (sxid, spos). */
 extern bool MemtxBefore(FullTransactionId xid, int64 pos, Datum snapshot,

@@ -36,7 +36,7 @@
 bool
 VisReadable(Oid role, MemtxRec *rec)
 {
-	if (rec->scope == SCOPE_PUBLIC)
+	if (rec->scope == MSC_PUBLIC)
 		return true;
 	if (!OidIsValid(role))
 		return false;
@@ -171,6 +171,78 @@ VisVisible(MemtxTxn *t, MemtxRec *rec)
 }
 
 /*
+ * The query of a read of t: the slot, the entity or the attribute named by
+ * arguments 1 and 2, or (both NULL) the whole namespace; its parameters go
+ * to values.
+ */
+static SPIPlanPtr
+VisReadPlan(FunctionCallInfo fcinfo, MemtxTxn *t, Datum *values)
+{
+	static SPIPlanPtr by_slot;
+	static SPIPlanPtr by_entity;
+	static SPIPlanPtr by_attribute;
+	static SPIPlanPtr by_namespace;
+	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID};
+
+	values[0] = CStringGetTextDatum(t->namespace);
+	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2))
+	{
+		values[1] = PG_GETARG_DATUM(1);
+		values[2] = PG_GETARG_DATUM(2);
+		return MemtxPlan(&by_slot,
+						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
+						 "AND r.entity = $2 AND r.attribute = $3 ORDER BY r.id",
+						 3, types);
+	}
+	if (!PG_ARGISNULL(1))
+	{
+		values[1] = PG_GETARG_DATUM(1);
+		return MemtxPlan(&by_entity,
+						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
+						 "AND r.entity = $2 ORDER BY r.id",
+						 2, types);
+	}
+	if (!PG_ARGISNULL(2))
+	{
+		values[1] = PG_GETARG_DATUM(2);
+		return MemtxPlan(&by_attribute,
+						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
+						 "AND r.attribute = $2 ORDER BY r.id",
+						 2, types);
+	}
+	return MemtxPlan(&by_namespace,
+					 "WITH c AS MATERIALIZED ("
+					 "  SELECT r.* FROM memtx.records r WHERE r.namespace = $1) "
+					 "SELECT * FROM c ORDER BY c.id",
+					 1, types);
+}
+
+/*
+ * Add the ids seen[0..n) to t's read set.  The read set keeps every id
+ * returned, even if this SQL transaction rolls back; a READ ONLY one writes
+ * nothing and leaves them to the shared buffer (readset.c).
+ */
+static void
+VisRemember(MemtxTxn *t, Datum *seen, int n)
+{
+	static SPIPlanPtr remember;
+	static const Oid types[] = {INT8OID, INT8ARRAYOID};
+	Datum		values[2];
+
+	ReadSetRemember(t->id, seen, n, !XactReadOnly);
+	if (n == 0 || XactReadOnly)
+		return;
+	values[0] = Int64GetDatum(t->id);
+	values[1] = RecIdsDatum(seen, n);
+	MemtxExec(MemtxPlan(&remember,
+						"INSERT INTO memtx.read_set (tx_id, record_id) "
+						"SELECT $1, unnest($2) ON CONFLICT DO NOTHING",
+						2, types),
+			  values, NULL, 0);
+	TxnRenewLease(t);			/* it writes anyway */
+}
+
+/*
  * memtx.read(tx, entity, attribute) → SETOF memtx.records
  *
  * Returns what is visible to tx on the slot (or the entity, or the whole
@@ -180,18 +252,10 @@ PG_FUNCTION_INFO_V1(memtx_read);
 Datum
 memtx_read(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr by_slot;
-	static SPIPlanPtr by_entity;
-	static SPIPlanPtr by_attribute;
-	static SPIPlanPtr by_namespace;
-	static SPIPlanPtr remember;
-	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID};
-	static const Oid remember_types[] = {INT8OID, INT8ARRAYOID};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemtxCall	call;
 	MemtxTxn   *t;
 	Datum		values[3];
-	SPIPlanPtr	plan;
 	SPITupleTable *tuptable;
 	uint64		n;
 	Datum	   *seen;
@@ -211,49 +275,14 @@ memtx_read(PG_FUNCTION_ARGS)
 
 	MemtxCallBegin(&call);
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE_PROBE);
-
-	values[0] = CStringGetTextDatum(t->namespace);
-	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2))
-	{
-		values[1] = PG_GETARG_DATUM(1);
-		values[2] = PG_GETARG_DATUM(2);
-		plan = MemtxPlan(&by_slot,
-						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
-						 "AND r.entity = $2 AND r.attribute = $3 ORDER BY r.id",
-						 3, types);
-	}
-	else if (!PG_ARGISNULL(1))
-	{
-		values[1] = PG_GETARG_DATUM(1);
-		plan = MemtxPlan(&by_entity,
-						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
-						 "AND r.entity = $2 ORDER BY r.id",
-						 2, types);
-	}
-	else if (!PG_ARGISNULL(2))
-	{
-		values[1] = PG_GETARG_DATUM(2);
-		plan = MemtxPlan(&by_attribute,
-						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
-						 "AND r.attribute = $2 ORDER BY r.id",
-						 2, types);
-	}
-	else
-		plan = MemtxPlan(&by_namespace,
-						 "WITH c AS MATERIALIZED ("
-						 "  SELECT r.* FROM memtx.records r WHERE r.namespace = $1) "
-						 "SELECT * FROM c ORDER BY c.id",
-						 1, types);
-	MemtxExec(plan, values, NULL, 0);
+	MemtxExec(VisReadPlan(fcinfo, t, values), values, NULL, 0);
 
 	/* Keep the candidates: the ancestry check runs a query of its own. */
 	tuptable = SPI_tuptable;
 	n = SPI_processed;
 	seen = palloc(sizeof(Datum) * (n + 1));
-	recs = palloc(sizeof(MemtxRec) * (n + 1));
+	recs = RecDecodeAll(tuptable, n);
 	visible = palloc(sizeof(bool) * (n + 1));
-	for (uint64 i = 0; i < n; i++)
-		RecParse(tuptable->vals[i], tuptable->tupdesc, &recs[i]);
 	VisVisibleMany(t, recs, (int) n, visible);
 	for (uint64 i = 0; i < n; i++)
 	{
@@ -262,24 +291,7 @@ memtx_read(PG_FUNCTION_ARGS)
 		tuplestore_puttuple(rsinfo->setResult, tuptable->vals[i]);
 		seen[nseen++] = Int64GetDatum(recs[i].id);
 	}
-
-	/*
-	 * The read set keeps every id returned, even if this SQL transaction
-	 * rolls back; a READ ONLY one writes nothing and leaves them to the
-	 * shared buffer (readset.c).
-	 */
-	ReadSetRemember(t->id, seen, nseen, !XactReadOnly);
-	if (nseen > 0 && !XactReadOnly)
-	{
-		values[0] = Int64GetDatum(t->id);
-		values[1] = RecIdsDatum(seen, nseen);
-		MemtxExec(MemtxPlan(&remember,
-							"INSERT INTO memtx.read_set (tx_id, record_id) "
-							"SELECT $1, unnest($2) ON CONFLICT DO NOTHING",
-							2, remember_types),
-				  values, NULL, 0);
-		TxnRenewLease(t);		/* it writes anyway */
-	}
+	VisRemember(t, seen, nseen);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
