@@ -218,28 +218,25 @@ VisReadPlan(FunctionCallInfo fcinfo, MemtxTxn *t, Datum *values)
 }
 
 /*
- * Add the ids seen[0..n) to t's read set.  The read set keeps every id
- * returned, even if this SQL transaction rolls back; a READ ONLY one writes
- * nothing and leaves them to the shared buffer (readset.c).
+ * The start of a read through the memtx transaction named by argument 0
+ * (memtx.read, memtx.recall): refused during recovery and without the
+ * read-set buffer, then a call at READ COMMITTED on a transaction of the
+ * caller's that is not aborted, with a materialized result.
  */
-static void
-VisRemember(MemtxTxn *t, Datum *seen, int n)
+MemtxTxn *
+VisReadBegin(FunctionCallInfo fcinfo, MemtxCall *call, const char *fn)
 {
-	static SPIPlanPtr remember;
-	static const Oid types[] = {INT8OID, INT8ARRAYOID};
-	Datum		values[2];
-
-	ReadSetRemember(t->id, seen, n, !XactReadOnly);
-	if (n == 0 || XactReadOnly)
-		return;
-	values[0] = Int64GetDatum(t->id);
-	values[1] = RecIdsDatum(seen, n);
-	MemtxExec(MemtxPlan(&remember,
-						"INSERT INTO memtx.read_set (tx_id, record_id) "
-						"SELECT $1, unnest($2) ON CONFLICT DO NOTHING",
-						2, types),
-			  values, NULL, 0);
-	TxnRenewLease(t);			/* it writes anyway */
+	MemtxRequireArg(fcinfo, 0, "transaction id");
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("%s cannot run during recovery", fn),
+				 errdetail("A read joins its memtx transaction's read set, which lives on the primary."),
+				 errhint("Read on the primary, or use memtx.lookup, which needs no transaction.")));
+	ReadSetRequire(fn);
+	InitMaterializedSRF(fcinfo, 0);
+	MemtxCallBegin(call);
+	return TxnLoad(call, PG_GETARG_INT64(0), TXN_NEED_LIVE_PROBE);
 }
 
 /*
@@ -263,18 +260,7 @@ memtx_read(PG_FUNCTION_ARGS)
 	MemtxRec   *recs;
 	bool	   *visible;
 
-	MemtxRequireArg(fcinfo, 0, "transaction id");
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("memtx.read cannot run during recovery"),
-				 errdetail("A read joins its memtx transaction's read set, which lives on the primary."),
-				 errhint("Read on the primary.")));
-	ReadSetRequire();
-	InitMaterializedSRF(fcinfo, 0);
-
-	MemtxCallBegin(&call);
-	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE_PROBE);
+	t = VisReadBegin(fcinfo, &call, "memtx.read");
 	MemtxExec(VisReadPlan(fcinfo, t, values), values, NULL, 0);
 
 	/* Keep the candidates: the ancestry check runs a query of its own. */
@@ -291,7 +277,7 @@ memtx_read(PG_FUNCTION_ARGS)
 		tuplestore_puttuple(rsinfo->setResult, tuptable->vals[i]);
 		seen[nseen++] = Int64GetDatum(recs[i].id);
 	}
-	VisRemember(t, seen, nseen);
+	ReadSetJoin(t, seen, nseen);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
