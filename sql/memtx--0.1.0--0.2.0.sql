@@ -392,8 +392,8 @@ BEGIN
             'entity_prefix', nonempty || '{"description": "Only records whose entity starts with this text (a plain prefix, not a pattern), e.g. \"customer:42\"."}'),
          ARRAY['query']),
         (2, 'memory_read',
-         'Read the records you may see on an entity, or on one attribute of it, or every record you may '
-         'see when both are omitted. Each row has the record''s id, value, state, kind, source and its '
+         'Read the records you may see, narrowed to an entity, an attribute or both (omit both to read '
+         'everything you may see). Each row has the record''s id, value, state, kind, source and its '
          'authority, confidence, scope and validity. Everything returned counts as read by you: a record '
          'you write afterwards may not be shared more widely than what you read.',
          jsonb_build_object(
@@ -413,7 +413,7 @@ BEGIN
                 'description', 'What sort of record: belief (a fact, the default); summary, profile, index_entry '
                                'or shared_copy (views derived from other records, quarantined for rebuilding '
                                'when one of their sources is retracted).'),
-            'source', nonempty || '{"description": "Where the value comes from (a system, document or person registered as a source); its registered authority settles conflicts. Omit when unknown."}',
+            'source', nonempty || '{"description": "Where the value comes from, e.g. \"crm\"; the authority registered for the source settles conflicts (an unregistered source gets the default authority). Omit when unknown."}',
             'confidence', '{"type": "number", "minimum": 0, "maximum": 1, "default": 1.0, "description": "How sure you are, from 0 to 1. Below the configured threshold the record is quarantined (low_evidence) unless its source is highly authoritative."}'::jsonb,
             'derived_from', ids || '{"description": "Ids of the records this one was derived from (from memory_read or memory_recall). When one of them is retracted, this record is repaired with it."}',
             'scope', jsonb_build_object('type', 'string', 'enum', scopes, 'default', 'private',
@@ -454,8 +454,8 @@ BEGIN
          ARRAY['proposal'])
         UNION ALL
         SELECT 8, t.name,
-               pg_catalog.format('Call the tool %s through the memtx action gate, which records the call and '
-                                 'what it relied on. ', t.name)
+               pg_catalog.format('Call the tool %s. The call passes the memtx action gate first: it runs only '
+                                 'if the gate allows it, and is recorded with the records it relied on. ', t.name)
             || CASE
                  WHEN NOT t.reversible THEN
                    'Irreversible: it is blocked while any tentative record is in flight (commit or abort '
@@ -467,8 +467,7 @@ BEGIN
                  ELSE
                    'Reversible: it can run while records are in flight; it has no compensating tool.'
                END
-            || ' Returns allowed, reason (why it was blocked), action_id and blockers (the records that '
-               'blocked it).',
+            || ' A blocked call returns the reason and the ids of the records that blocked it (blockers).',
                jsonb_build_object(
                   'args', '{"type": "object", "description": "The arguments of the tool call itself, passed on unchanged."}'::jsonb,
                   'derived_from', ids || '{"description": "Ids of the records this call relies on (from memory_read or memory_recall); each must be visible to you."}',

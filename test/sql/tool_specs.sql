@@ -3,14 +3,14 @@
 \i test/sql/include/prelude.psql
 
 -- the memory tools come first, in a fixed order; no domain tool yet
-SELECT ord, t->'function'->>'name' AS name, t->>'type' AS type
+SELECT ord, t->'function'->>'name' AS name, t->>'type' AS type, t->'function'->>'description' AS description
   FROM jsonb_array_elements(memtx.tool_specs()) WITH ORDINALITY AS x(t, ord);
 
 -- each memory tool's properties (the named arguments of its function, tx
 -- and namespace left out), their types, and what is required
 SELECT t->'function'->>'name' AS tool, p.key AS property,
        coalesce(p.value->>'type', '(any)') AS type,
-       p.value->'items'->>'type' AS items,
+       p.value->'items'->>'type' AS items, p.value->>'description' AS description,
        concat_ws(' ', 'min ' || (p.value->>'minimum'), 'max ' || (p.value->>'maximum'),
                  'format ' || (p.value->>'format'), 'enum ' || (p.value->>'enum'),
                  'default ' || (p.value->>'default')) AS constraints,
