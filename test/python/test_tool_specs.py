@@ -1,8 +1,8 @@
 """memtx.tool_specs (SPEC §15) against JSON Schema 2020-12 and the functions behind the tools.
 
-Connects through the PG* environment to a server with memtx available, and
-does all its work in one SQL transaction that it rolls back, so it leaves the
-database as it found it.  For every format and every tool it checks that the
+Connects through the PG* environment, as a superuser, to a server with memtx
+available, and works in a database of its own (memtx_tool_specs), made fresh
+and dropped at the end.  For every format and every tool it checks that the
 schema is a valid draft 2020-12 object schema whose ``required`` names only
 properties, that sample arguments validate (and wrong ones do not), and then
 calls the memtx function behind each tool with those same arguments by name:
@@ -57,16 +57,23 @@ INVALID = {
 }
 
 
+DATABASE = "memtx_tool_specs"
+
+
 @pytest.fixture(scope="module")
 def db():
-    conn = psycopg.connect(autocommit=False)
+    with psycopg.connect(autocommit=True) as admin:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(DATABASE)))
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
+    conn = psycopg.connect(dbname=DATABASE)
     conn.execute("SET client_min_messages = warning")
-    conn.execute("CREATE EXTENSION IF NOT EXISTS memtx CASCADE")
+    conn.execute("CREATE EXTENSION memtx CASCADE")
     for name, reversible, compensator in DOMAIN_TOOLS:
         conn.execute("SELECT memtx.register_tool(%s, %s, %s)", (name, reversible, compensator))
     yield conn
-    conn.rollback()
     conn.close()
+    with psycopg.connect(autocommit=True) as admin:
+        admin.execute(sql.SQL("DROP DATABASE {}").format(sql.Identifier(DATABASE)))
 
 
 @pytest.fixture(scope="module")
