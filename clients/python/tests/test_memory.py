@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import Any, Callable, List
 
 import psycopg
 import pytest
@@ -210,8 +210,10 @@ def test_tool_specs_in_three_formats(alice: Memory, requires: Any) -> None:
 
 def test_calls_need_a_transaction(alice: Memory) -> None:
     fresh = Memory(alice.conn, namespace=alice.namespace)
-    for call in (fresh.commit, fresh.abort, fresh.read, lambda: fresh.stage("a", "b", 1),
-                 lambda: fresh.gate("x"), lambda: fresh.act("x", {})):
+    calls: List[Callable[[], Any]] = [
+        fresh.commit, fresh.abort, fresh.read, lambda: fresh.stage("a", "b", 1),
+        lambda: fresh.gate("x"), lambda: fresh.act("x", {})]
+    for call in calls:
         with pytest.raises(NoTransaction):
             call()
     with pytest.raises(NoTransaction):
