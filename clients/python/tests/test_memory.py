@@ -339,3 +339,23 @@ def test_harness_opens_a_turn_for_an_agent(harness: Memory, alice: Memory) -> No
     row = harness.conn.execute("SELECT agent, tier::text FROM memtx.transactions WHERE id = %s",
                                (tx,)).fetchone()
     assert row == (AGENTS["alice"], "high")
+
+
+def test_a_turn_resumes_on_another_connection(alice: Memory, database: Any) -> None:
+    """A memtx transaction outlives its connection (a pool hands out another)."""
+    tx = alice.begin()
+    first = alice.stage("order:22", "eligible", True)
+    with psycopg.connect(dbname=database["dbname"], user=AGENTS["alice"],
+                         password=database["password"], autocommit=True) as other:
+        resumed = Memory(other, namespace=alice.namespace, tx=tx)
+        assert resumed.is_open and [r.id for r in resumed.read("order:22")] == [first]
+        assert resumed.commit() == [CommitResult(first, "committed", None)]
+
+
+def test_repeatable_read_is_refused(alice: Memory, database: Any) -> None:
+    with psycopg.connect(dbname=database["dbname"], user=AGENTS["alice"],
+                         password=database["password"]) as conn:
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        with pytest.raises(InvalidState) as err:
+            Memory(conn, namespace=alice.namespace).begin()
+        assert err.value.sqlstate == "0A000"
