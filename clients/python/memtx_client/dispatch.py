@@ -14,7 +14,11 @@ transaction and namespace: a model never names either.  Any other name is a
 domain tool, gated through ``memtx.act(tx, name, args, derived_from,
 effect_key)``; when the call is allowed and the runner registered an executor
 for the tool, the executor runs the effect and its return value is the
-result's ``output``.
+result's ``output``.  An effect key makes the decision at-most-once: a repeat
+returns the same ``action_id``, and this dispatcher then returns the first
+output without running the executor again.  Another process repeating the
+call gets the same ``action_id`` too, so an executor should pass it to the
+outside system as its idempotency key.
 
 The result is a JSON-serialisable dict with ``"ok"``.  A gate refusal is a
 result (``"ok": true, "allowed": false`` with the reason and blockers), and so
@@ -221,6 +225,9 @@ class Dispatcher:
     def __init__(self, memory: Memory, executors: Optional[Mapping[str, Executor]] = None) -> None:
         self.memory = memory
         self.executors: Dict[str, Executor] = dict(executors or {})
+        # what each executed action returned: a repeat under its effect key (same
+        # action_id) gets the output again instead of a second effect
+        self._outputs: Dict[int, Any] = {}
 
     def tool_specs(self, format: str = "openai") -> List[Dict[str, Any]]:
         """memtx.tool_specs(format): the definitions to offer the model."""
@@ -259,6 +266,8 @@ class Dispatcher:
                                    args.get("effect_key"))
         content = decision.to_json()
         executor = self.executors.get(tool)
-        if decision.allowed and executor is not None:
-            content["output"] = executor(args["args"], decision)
+        if decision.allowed and executor is not None and decision.action_id is not None:
+            if decision.action_id not in self._outputs:
+                self._outputs[decision.action_id] = executor(args["args"], decision)
+            content["output"] = self._outputs[decision.action_id]
         return content

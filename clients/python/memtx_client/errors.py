@@ -58,12 +58,14 @@ class Conflict(MemtxError):
 
 
 class InvalidState(MemtxError):
-    """The call does not fit the state it meets (class 55, 25, 0A000): an ended
-    transaction, an expired lease, a standby, a refused SQL isolation level."""
+    """The call does not fit the state it meets (class 25, 55, 0A000): an ended
+    transaction (25000), an expired lease (25P03), a standby (25006), a refused
+    SQL isolation level (0A000), memtx not preloaded (55000)."""
 
 
 class LimitExceeded(MemtxError):
-    """A configured limit was reached (class 54), e.g. ``memtx.max_staged``."""
+    """A limit was reached (class 54, 53): ``memtx.max_staged``, a value over 1 MB,
+    ``memtx.read_set_buffer``."""
 
 
 class Retryable(MemtxError):
@@ -86,6 +88,7 @@ _BY_CLASS: Dict[str, Type[MemtxError]] = {
     "23": Conflict,
     "25": InvalidState,
     "40": Retryable,
+    "53": LimitExceeded,
     "54": LimitExceeded,
     "55": InvalidState,
 }

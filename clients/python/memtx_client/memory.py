@@ -17,8 +17,9 @@ is not sent, so the function's default applies.
 from __future__ import annotations
 
 import contextlib
+import datetime
 from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence,
-                    Type, TypeVar)
+                    Type, TypeVar, Union)
 
 import psycopg
 from psycopg import sql
@@ -207,10 +208,13 @@ class Memory:
               confidence: Optional[float] = None, derived_from: Optional[Sequence[int]] = None,
               scope: Optional[str] = None, readers: Optional[Sequence[str]] = None,
               writers: Optional[Sequence[str]] = None, valid: Optional[str] = None,
-              observed_at: Any = None, expected_head: Optional[int] = None,
+              observed_at: Union[str, datetime.datetime, None] = None,
+              expected_head: Optional[int] = None,
               proposal: Optional[str] = None) -> int:
         """Stage a tentative record (value: any JSON value); returns its id.  valid is a
-        tstzrange in text form, e.g. '[2026-01-01,2026-02-01)'."""
+        tstzrange in text form, e.g. '[2026-01-01,2026-02-01)'; observed_at a datetime
+        or ISO 8601 text.  expected_head and proposal (SPEC §10) are sent only when
+        given, for servers that have them."""
         return int(self._scalar("stage", _present(
             tx=self.tx, entity=entity, attribute=attribute, value=Jsonb(value), kind=kind,
             source=source, confidence=confidence,
