@@ -21,9 +21,10 @@ SELECT t->'function'->>'name' AS tool, p.key AS property,
 
 -- the properties are exactly the named arguments of the function behind
 -- each tool (tx and namespace excepted) and required is exactly those
--- without a default; recall and outcome are not in the catalog yet, and
--- stage's v2 arguments (expected_head, proposal) are not offered yet
-WITH fn(tool, func) AS (VALUES ('memory_read', 'memtx.read(bigint,text,text)'::regprocedure),
+-- without a default; outcome is not in the catalog yet, and stage's v2
+-- arguments (expected_head, proposal) are not offered yet
+WITH fn(tool, func) AS (VALUES ('memory_recall', 'memtx.recall(bigint,text,integer,text)'::regprocedure),
+                               ('memory_read', 'memtx.read(bigint,text,text)'),
                                ('memory_stage', 'memtx.stage(bigint,text,text,jsonb,memtx.kind,text,double precision,bigint[],memtx.scope,text[],text[],tstzrange,timestamptz)'),
                                ('memory_commit', 'memtx.commit(bigint)'),
                                ('memory_abort', 'memtx.abort(bigint)'),
