@@ -56,7 +56,8 @@ PGTAP_TESTDB     = memtx_pgtap
 # PG_PROVE and PROVE may name another TAP harness (test/run uses
 # test/tap-count.pl, which also counts the results).
 PG_PROVE ?= pg_prove
-.PHONY: installcheck-pgtap installcheck-dump installcheck-conformance installcheck-bench
+.PHONY: installcheck-pgtap installcheck-dump installcheck-conformance installcheck-bench \
+	installcheck-python
 installcheck-pgtap:
 	$(bindir)/dropdb --if-exists $(PGTAP_TESTDB)
 	$(bindir)/createdb $(PGTAP_TESTDB)
@@ -74,6 +75,11 @@ installcheck-conformance:
 # every benchmark scenario at tiny scale: errors fail, timings don't
 installcheck-bench:
 	PATH="$(bindir):$$PATH" bench/run --scale tiny --no-cluster
+
+# the Python client's tests, test/python and the example, with Debian's
+# python3-pytest and python3-psycopg (PYTHON=/usr/bin/python3 by default)
+installcheck-python:
+	PATH="$(bindir):$$PATH" bash test/python/run
 
 .PHONY: test demo
 test:

@@ -55,6 +55,30 @@ memtx_register_source(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/*
+ * A tool name is what LLM providers accept as a function name and leaves
+ * the memory_ prefix to memtx.tool_specs: ^[A-Za-z0-9_-]{1,64}$, not
+ * beginning memory_ (SPEC §15).  tool_specs filters old names by the same
+ * rule; test/sql/tool_specs.sql checks that the two agree.
+ */
+static void
+RegistryCheckToolName(text *name)
+{
+	const char *s = VARDATA_ANY(name);
+	int			len = VARSIZE_ANY_EXHDR(name);
+	bool		ok = len >= 1 && len <= 64 && !(len >= 7 && strncmp(s, "memory_", 7) == 0);
+
+	for (int i = 0; ok && i < len; i++)
+		ok = (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-';
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid tool name \"%s\"", text_to_cstring(name)),
+				 errdetail("A tool name is 1 to 64 ASCII letters, digits, underscores or hyphens, and does not begin with \"memory_\"."),
+				 errhint("LLM function-calling APIs accept no other names; memory_ names are memtx's own tools.")));
+}
+
 PG_FUNCTION_INFO_V1(memtx_register_tool);
 Datum
 memtx_register_tool(PG_FUNCTION_ARGS)
@@ -67,7 +91,7 @@ memtx_register_tool(PG_FUNCTION_ARGS)
 
 	MemtxRequireArg(fcinfo, 0, "tool name");
 	MemtxRequireArg(fcinfo, 1, "reversible");
-	MemtxCheckText(PG_GETARG_TEXT_PP(0), "tool name", 256);
+	RegistryCheckToolName(PG_GETARG_TEXT_PP(0));
 	if (!PG_ARGISNULL(2))
 		MemtxCheckText(PG_GETARG_TEXT_PP(2), "compensator", 256);
 

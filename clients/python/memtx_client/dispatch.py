@@ -1,0 +1,273 @@
+"""Execute an LLM's tool call against memtx and shape the reply for its provider.
+
+A tool call arrives in one of three shapes:
+
+* OpenAI (Chat Completions): ``{"type": "function", "function": {"name", "arguments"}}``,
+  ``arguments`` a JSON string, or the ``tool_calls`` item that adds ``"id"``;
+* Anthropic: a ``{"type": "tool_use", "id", "name", "input"}`` content block;
+* MCP: ``tools/call`` params ``{"name", "arguments"}``, or the whole JSON-RPC
+  request (``{"jsonrpc", "id", "method": "tools/call", "params"}``).
+
+``memory_*`` names run the memory operation of the same name (``memory_stage``
+runs ``stage``) on the :class:`Memory` the runner holds, which supplies the
+transaction and namespace: a model never names either.  Any other name is a
+domain tool, gated through ``memtx.act(tx, name, args, derived_from,
+effect_key)``; when the call is allowed and the runner registered an executor
+for the tool, the executor runs the effect and its return value is the
+result's ``output``.  An effect key makes the decision at-most-once: a repeat
+returns the same ``action_id``, and this dispatcher then returns the first
+output without running the executor again.  Another process repeating the
+call gets the same ``action_id`` too, so an executor should pass it to the
+outside system as its idempotency key.
+
+The result is a JSON-serialisable dict with ``"ok"``.  A gate refusal is a
+result (``"ok": true, "allowed": false`` with the reason and blockers), and so
+is every error the model can act on: arguments that do not fit the tool
+(``"type": "invalid_arguments"``) and errors memtx reports (``"type":
+"memtx"`` with the SQLSTATE), both with ``"ok": false``.  A call whose shape
+is none of the three raises :class:`ToolCallError`; a session without a
+transaction raises :class:`NoTransaction`; connection failures and
+executor exceptions propagate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
+                    Tuple)
+
+from .errors import MemtxError, NoTransaction
+from .memory import Memory
+from .types import ActResult, Row
+
+#: runs an allowed domain tool call: (args, the decision) -> JSON-serialisable output
+Executor = Callable[[Dict[str, Any], ActResult], Any]
+
+FORMATS = ("openai", "anthropic", "mcp")
+
+
+class ToolCallError(ValueError):
+    """The object passed is not a tool call in any of the three formats."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolCall:
+    """A tool call, whatever its provider: name, raw arguments, id, format."""
+
+    name: str
+    arguments: Any
+    id: Optional[str]
+    format: str
+    #: the id of a whole MCP JSON-RPC request, when one was passed
+    jsonrpc_id: Any = None
+
+
+def parse_tool_call(call: Mapping[str, Any]) -> ToolCall:
+    """Recognise an OpenAI, Anthropic or MCP tool call (see the module docstring)."""
+    if not isinstance(call, Mapping):
+        raise ToolCallError(f"a tool call is a JSON object, not {type(call).__name__}")
+    if call.get("method") == "tools/call" and isinstance(call.get("params"), Mapping):
+        inner = parse_tool_call(call["params"])
+        return dataclasses.replace(inner, jsonrpc_id=call.get("id"))
+    if isinstance(call.get("function"), Mapping):
+        fn = call["function"]
+        return ToolCall(_name(fn), fn.get("arguments"), call.get("id"), "openai")
+    if call.get("type") == "tool_use":
+        return ToolCall(_name(call), call.get("input"), call.get("id"), "anthropic")
+    if "type" not in call and "name" in call:
+        return ToolCall(_name(call), call.get("arguments"), None, "mcp")
+    raise ToolCallError("not an OpenAI tool call, an Anthropic tool_use block or MCP tools/call params")
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    name = obj.get("name")
+    if not isinstance(name, str) or not name:
+        raise ToolCallError("a tool call needs a non-empty string name")
+    return name
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolResult:
+    """The result of one dispatched call, and its reply in the call's format."""
+
+    call: ToolCall
+    content: Dict[str, Any]
+
+    @property
+    def is_error(self) -> bool:
+        return not self.content["ok"]
+
+    def text(self) -> str:
+        return json.dumps(self.content, ensure_ascii=False)
+
+    def openai(self) -> Dict[str, Any]:
+        """A Chat Completions tool message."""
+        return {"role": "tool", "tool_call_id": self.call.id, "content": self.text()}
+
+    def anthropic(self) -> Dict[str, Any]:
+        """A tool_result content block (goes into the next user message)."""
+        return {"type": "tool_result", "tool_use_id": self.call.id,
+                "content": self.text(), "is_error": self.is_error}
+
+    def mcp(self) -> Dict[str, Any]:
+        """A tools/call result (wrapped in a JSON-RPC response when the call was a request)."""
+        result = {"content": [{"type": "text", "text": self.text()}],
+                  "structuredContent": self.content, "isError": self.is_error}
+        if self.call.jsonrpc_id is not None:
+            return {"jsonrpc": "2.0", "id": self.call.jsonrpc_id, "result": result}
+        return result
+
+    def reply(self) -> Dict[str, Any]:
+        """The reply in the format the call came in."""
+        return {"openai": self.openai, "anthropic": self.anthropic, "mcp": self.mcp}[self.call.format]()
+
+
+# Parameters of each tool: name -> (JSON type, required).  The names are the SQL
+# functions' named arguments (SPEC §15) without tx and namespace.
+Params = Dict[str, Tuple[str, bool]]
+Handler = Callable[[Memory, Dict[str, Any]], Dict[str, Any]]
+
+_STAGE_PARAMS: Params = {
+    "entity": ("string", True), "attribute": ("string", True), "value": ("any", True),
+    "kind": ("string", False), "source": ("string", False), "confidence": ("number", False),
+    "derived_from": ("integers", False), "scope": ("string", False),
+    "readers": ("strings", False), "writers": ("strings", False), "valid": ("string", False),
+    "observed_at": ("string", False), "expected_head": ("integer", False),
+    "proposal": ("string", False),
+}
+
+
+def _listed(rows: Sequence[Row]) -> List[Dict[str, Any]]:
+    return [r.to_json() for r in rows]
+
+
+def _outcome(mem: Memory, a: Dict[str, Any]) -> Dict[str, Any]:
+    found = mem.outcome(**a)
+    return {"outcome": None if found is None else found.to_json()}
+
+
+MEMORY_TOOLS: Dict[str, Tuple[Params, Handler]] = {
+    "memory_recall": ({"query": ("string", True), "k": ("integer", False),
+                       "entity_prefix": ("string", False)},
+                      lambda m, a: {"records": _listed(m.recall(**a))}),
+    "memory_read": ({"entity": ("string", False), "attribute": ("string", False)},
+                    lambda m, a: {"records": _listed(m.read(**a))}),
+    "memory_stage": (_STAGE_PARAMS, lambda m, a: {"record_id": m.stage(**a)}),
+    "memory_commit": ({}, lambda m, a: {"results": _listed(m.commit())}),
+    "memory_abort": ({}, lambda m, a: {"repairs": _listed(m.abort())}),
+    "memory_revoke": ({"record": ("integer", True), "note": ("string", False)},
+                      lambda m, a: {"repairs": _listed(m.revoke(**a))}),
+    "memory_outcome": ({"proposal": ("string", True)}, _outcome),
+}
+
+DOMAIN_PARAMS: Params = {"args": ("object", True), "derived_from": ("integers", False),
+                         "effect_key": ("string", False)}
+
+
+def _fits(kind: str, v: Any) -> bool:
+    def integer(x: Any) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool)
+    if kind == "integer":
+        return integer(v)
+    if kind == "number":
+        return integer(v) or isinstance(v, float)
+    if kind == "string":
+        return isinstance(v, str)
+    if kind == "object":
+        return isinstance(v, dict)
+    if kind == "integers":
+        return isinstance(v, list) and all(integer(x) for x in v)
+    if kind == "strings":
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
+    return True
+
+
+class InvalidArguments(Exception):
+    """The arguments do not fit the tool (reported to the model as a result)."""
+
+
+def check_arguments(params: Params, raw: Any) -> Dict[str, Any]:
+    """The arguments as a dict fit for the tool: JSON text decoded, nulls of optional
+    arguments dropped; InvalidArguments when they do not fit."""
+    if raw is None or raw == "":
+        raw = {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError as e:
+            raise InvalidArguments(f"arguments are not valid JSON: {e}") from None
+    if not isinstance(raw, dict):
+        raise InvalidArguments("arguments must be a JSON object")
+    unknown = sorted(set(raw) - set(params))
+    if unknown:
+        raise InvalidArguments(f"unknown argument(s): {', '.join(unknown)}; "
+                               f"expected: {', '.join(params) or 'none'}")
+    args: Dict[str, Any] = {}
+    for name, (kind, required) in params.items():
+        if name in raw and (raw[name] is not None or kind == "any"):
+            if not _fits(kind, raw[name]):
+                raise InvalidArguments(f"argument {name} must be {_KIND_TEXT[kind]}")
+            args[name] = raw[name]
+        elif required:
+            raise InvalidArguments(f"missing required argument {name}")
+    return args
+
+
+_KIND_TEXT = {"integer": "an integer", "number": "a number", "string": "a string",
+              "object": "a JSON object", "integers": "an array of integers",
+              "strings": "an array of strings", "any": "a JSON value"}
+
+
+class Dispatcher:
+    """Runs tool calls for one agent against its Memory session."""
+
+    def __init__(self, memory: Memory, executors: Optional[Mapping[str, Executor]] = None) -> None:
+        self.memory = memory
+        self.executors: Dict[str, Executor] = dict(executors or {})
+        # what each executed action returned: a repeat under its effect key (same
+        # action_id) gets the output again instead of a second effect
+        self._outputs: Dict[int, Any] = {}
+
+    def tool_specs(self, format: str = "openai") -> List[Dict[str, Any]]:
+        """memtx.tool_specs(format): the definitions to offer the model."""
+        return self.memory.tool_specs(format)
+
+    def dispatch(self, call: Mapping[str, Any]) -> ToolResult:
+        """Execute one tool call; see the module docstring for what is a result
+        and what raises."""
+        parsed = parse_tool_call(call)
+        memory_tool = MEMORY_TOOLS.get(parsed.name)
+        params = memory_tool[0] if memory_tool else DOMAIN_PARAMS
+        try:
+            if memory_tool is None and parsed.name.startswith("memory_"):
+                raise InvalidArguments(f"unknown memory tool {parsed.name}; "
+                                       f"known: {', '.join(MEMORY_TOOLS)}")
+            args = check_arguments(params, parsed.arguments)
+            if memory_tool:
+                content = memory_tool[1](self.memory, args)
+            else:
+                content = self._act(parsed.name, args)
+        except InvalidArguments as e:
+            return ToolResult(parsed, {"ok": False, "error": {
+                "type": "invalid_arguments", "message": str(e)}})
+        except NoTransaction:
+            raise
+        except MemtxError as e:
+            return ToolResult(parsed, {"ok": False, "error": {"type": "memtx", **e.to_json()}})
+        return ToolResult(parsed, {"ok": True, **content})
+
+    def handle(self, call: Mapping[str, Any]) -> Dict[str, Any]:
+        """dispatch(call).reply(): the message to send back to the model."""
+        return self.dispatch(call).reply()
+
+    def _act(self, tool: str, args: Dict[str, Any]) -> Dict[str, Any]:
+        decision = self.memory.act(tool, args["args"], args.get("derived_from", ()),
+                                   args.get("effect_key"))
+        content = decision.to_json()
+        executor = self.executors.get(tool)
+        if decision.allowed and executor is not None and decision.action_id is not None:
+            if decision.action_id not in self._outputs:
+                self._outputs[decision.action_id] = executor(args["args"], decision)
+            content["output"] = self._outputs[decision.action_id]
+        return content

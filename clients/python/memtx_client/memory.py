@@ -1,0 +1,252 @@
+"""One agent's memtx session: a memtx transaction per turn, the operations as methods.
+
+A memtx transaction is logical and long-lived: it spans many SQL calls (one
+agent turn).  Each method here is one memtx function call run in
+``conn.transaction()`` -- its own SQL transaction on an idle connection, a
+savepoint inside a transaction the caller opened -- so a failed call writes
+nothing and leaves the memtx transaction usable.  The principal is the role
+the connection runs as: give each agent a connection of its own (or ``SET
+ROLE`` to its role); connection pooling is psycopg's business (a memtx
+transaction may outlive the connection that began it).
+
+Arguments are sent as bound parameters by their SQL names (named-argument
+notation), each cast to its declared SQL type; an argument left as ``None``
+is not sent, so the function's default applies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence,
+                    Type, TypeVar, Union)
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from .errors import MemtxError, NoTransaction, from_psycopg
+from .types import (JSON, ActResult, CommitResult, GateResult, Outcome,
+                    Recalled, Record, Repair, Row)
+
+T = TypeVar("T", bound=Row)
+
+#: SQL types of the named arguments of each memtx function this client calls.
+SIGNATURES: Dict[str, Dict[str, str]] = {
+    "begin": {"tier": "memtx.risk_tier", "agent": "text", "namespace": "text",
+              "isolation": "memtx.isolation"},
+    "recall": {"tx": "bigint", "query": "text", "k": "integer", "entity_prefix": "text"},
+    "read": {"tx": "bigint", "entity": "text", "attribute": "text"},
+    "stage": {"tx": "bigint", "entity": "text", "attribute": "text", "value": "jsonb",
+              "kind": "memtx.kind", "source": "text", "confidence": "double precision",
+              "derived_from": "bigint[]", "scope": "memtx.scope", "readers": "text[]",
+              "writers": "text[]", "valid": "tstzrange", "observed_at": "timestamptz",
+              "expected_head": "bigint", "proposal": "text"},
+    "commit": {"tx": "bigint"},
+    "abort": {"tx": "bigint"},
+    "revoke": {"record": "bigint", "note": "text"},
+    "gate": {"tx": "bigint", "tool": "text"},
+    "act": {"tx": "bigint", "tool": "text", "args": "jsonb", "derived_from": "bigint[]",
+            "effect_key": "text"},
+    "lookup": {"entity": "text", "attribute": "text", "namespace": "text"},
+    "outcome": {"proposal": "text", "namespace": "text"},
+    "tool_specs": {"format": "text"},
+}
+
+
+def _call(function: str, args: Mapping[str, Any],
+          columns: Optional[Sequence[str]] = None) -> sql.Composed:
+    """SELECT columns FROM memtx.function(name => %(name)s::type, ...) for the given args."""
+    types = SIGNATURES[function]
+    unknown = set(args) - set(types)
+    if unknown:
+        raise TypeError(f"memtx.{function} has no argument {', '.join(sorted(unknown))}")
+    params = sql.SQL(", ").join(
+        sql.SQL("{} => {}::{}").format(sql.Identifier(name), sql.Placeholder(name),
+                                       sql.SQL(types[name]))
+        for name in args)
+    # valid is a range: its text form is what a model reads and writes
+    cols = sql.SQL("*") if columns is None else sql.SQL(", ").join(
+        sql.SQL("valid::text AS valid") if c == "valid" else sql.Identifier(c)
+        for c in columns)
+    return sql.SQL("SELECT {} FROM memtx.{}({})").format(cols, sql.Identifier(function), params)
+
+
+def _present(**args: Any) -> Dict[str, Any]:
+    """The arguments that were given (None means: let the SQL default apply)."""
+    return {k: v for k, v in args.items() if v is not None}
+
+
+class Memory:
+    """An agent's memory session in one namespace, over one psycopg connection.
+
+    >>> mem = Memory(conn, namespace="shop")
+    >>> with mem.turn():
+    ...     rid = mem.stage("order:841", "refund_eligible", True, source="order_lookup")
+    ...     mem.commit()
+    """
+
+    def __init__(self, conn: "psycopg.Connection[Any]", namespace: str = "default",
+                 *, tx: Optional[int] = None) -> None:
+        self.conn = conn
+        self.namespace = namespace
+        self._tx = tx
+        self._open = tx is not None
+        #: what the last commit() (also the one turn() makes) decided
+        self.last_commit: List[CommitResult] = []
+
+    # -- plumbing -------------------------------------------------------------
+
+    def _rows(self, function: str, args: Mapping[str, Any],
+              columns: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+        query = _call(function, args, columns)
+        try:
+            with self.conn.transaction():
+                with self.conn.cursor(row_factory=dict_row) as cur:
+                    cur.execute(query, args)
+                    return cur.fetchall()
+        except psycopg.Error as err:
+            mapped = from_psycopg(err)
+            if mapped is None:
+                raise
+            raise mapped from err
+
+    def _typed(self, cls: Type[T], function: str, args: Mapping[str, Any]) -> List[T]:
+        return [cls.from_row(r) for r in self._rows(function, args, cls.columns())]
+
+    def _scalar(self, function: str, args: Mapping[str, Any]) -> Any:
+        return next(iter(self._rows(function, args)[0].values()))
+
+    @property
+    def tx(self) -> int:
+        """The current memtx transaction (NoTransaction when none was begun)."""
+        if self._tx is None:
+            raise NoTransaction("no memtx transaction: call begin() or use turn() first")
+        return self._tx
+
+    @property
+    def is_open(self) -> bool:
+        """Whether this session began (or attached) a transaction it has not ended."""
+        return self._open
+
+    # -- transactions ---------------------------------------------------------
+
+    def begin(self, *, tier: Optional[str] = None, agent: Optional[str] = None,
+              isolation: Optional[str] = None) -> int:
+        """Open a memtx transaction in the namespace and make it current.  tier, agent
+        and isolation are for a harness opening a turn on an agent's behalf."""
+        tx = int(self._scalar("begin", _present(namespace=self.namespace, tier=tier,
+                                                agent=agent, isolation=isolation)))
+        self.attach(tx)
+        self.last_commit = []
+        return tx
+
+    def attach(self, tx: int) -> None:
+        """Make an existing memtx transaction current (e.g. one a harness began)."""
+        self._tx = tx
+        self._open = True
+
+    def commit(self) -> List[CommitResult]:
+        """Run the commit pipeline; one result per staged record, in staging order.
+        Idempotent: a repeat returns the stored outcome."""
+        self.last_commit = self._typed(CommitResult, "commit", {"tx": self.tx})
+        self._open = False
+        return self.last_commit
+
+    def abort(self) -> List[Repair]:
+        """Abort the transaction: its staging is revoked and repaired like any retraction."""
+        repairs = self._typed(Repair, "abort", {"tx": self.tx})
+        self._open = False
+        return repairs
+
+    @contextlib.contextmanager
+    def turn(self, *, tier: Optional[str] = None, agent: Optional[str] = None,
+             isolation: Optional[str] = None) -> Iterator["Memory"]:
+        """One agent turn: begin; on leaving, commit if still open (the outcome is in
+        ``last_commit``); on an exception, abort if still open and re-raise."""
+        self.begin(tier=tier, agent=agent, isolation=isolation)
+        try:
+            yield self
+        except BaseException as exc:
+            if self._open:
+                try:
+                    self.abort()
+                except (MemtxError, psycopg.Error) as abort_err:
+                    exc.add_note(f"memtx.abort({self._tx}) failed too: {abort_err}")
+            raise
+        if self._open:
+            self.commit()
+
+    # -- reads ----------------------------------------------------------------
+
+    def read(self, entity: Optional[str] = None, attribute: Optional[str] = None) -> List[Record]:
+        """What the transaction sees (a slot, an entity, or the namespace); joins its read set."""
+        return self._typed(Record, "read", _present(tx=self.tx, entity=entity, attribute=attribute))
+
+    def recall(self, query: str, k: Optional[int] = None,
+               entity_prefix: Optional[str] = None) -> List[Recalled]:
+        """The best k visible full-text matches, best first; they join the read set."""
+        return self._typed(Recalled, "recall",
+                           _present(tx=self.tx, query=query, k=k, entity_prefix=entity_prefix))
+
+    def lookup(self, entity: str, attribute: Optional[str] = None) -> List[Record]:
+        """Active records on the slot (or entity) readable by the role, without a
+        transaction: no read set, no lease, no write (works on a hot standby)."""
+        return self._typed(Record, "lookup",
+                           _present(entity=entity, attribute=attribute, namespace=self.namespace))
+
+    def outcome(self, proposal: str) -> Optional[Outcome]:
+        """The disposition of a proposal id, or None when unknown or unreadable."""
+        rows = self._typed(Outcome, "outcome", {"proposal": proposal, "namespace": self.namespace})
+        return rows[0] if rows else None
+
+    # -- writes ---------------------------------------------------------------
+
+    def stage(self, entity: str, attribute: str, value: JSON, *,
+              kind: Optional[str] = None, source: Optional[str] = None,
+              confidence: Optional[float] = None, derived_from: Optional[Sequence[int]] = None,
+              scope: Optional[str] = None, readers: Optional[Sequence[str]] = None,
+              writers: Optional[Sequence[str]] = None, valid: Optional[str] = None,
+              observed_at: Union[str, datetime.datetime, None] = None,
+              expected_head: Optional[int] = None,
+              proposal: Optional[str] = None) -> int:
+        """Stage a tentative record (value: any JSON value); returns its id.  valid is a
+        tstzrange in text form, e.g. '[2026-01-01,2026-02-01)'; observed_at a datetime
+        or ISO 8601 text.  expected_head and proposal (SPEC §10) are sent only when
+        given, for servers that have them."""
+        return int(self._scalar("stage", _present(
+            tx=self.tx, entity=entity, attribute=attribute, value=Jsonb(value), kind=kind,
+            source=source, confidence=confidence,
+            derived_from=None if derived_from is None else list(derived_from),
+            scope=scope, readers=None if readers is None else list(readers),
+            writers=None if writers is None else list(writers), valid=valid,
+            observed_at=observed_at, expected_head=expected_head, proposal=proposal)))
+
+    def revoke(self, record: int, note: Optional[str] = None) -> List[Repair]:
+        """Retract a record and repair everything derived from it, by kind."""
+        return self._typed(Repair, "revoke", _present(record=record, note=note))
+
+    # -- action time ----------------------------------------------------------
+
+    def gate(self, tool: str) -> GateResult:
+        """Whether the tool may run now; writes nothing."""
+        row = self._rows("gate", {"tx": self.tx, "tool": tool})[0]
+        return GateResult(row["allowed"], row["reason"], list(row["blockers"] or []))
+
+    def act(self, tool: str, args: JSON, derived_from: Sequence[int] = (),
+            effect_key: Optional[str] = None) -> ActResult:
+        """Gate a tool call on its declared inputs and record the decision.  Run the
+        effect only when ``allowed``; a repeat under the same effect_key returns
+        the stored decision (same ``action_id``) and records nothing."""
+        row = self._rows("act", _present(tx=self.tx, tool=tool, args=Jsonb(args),
+                                         derived_from=list(derived_from),
+                                         effect_key=effect_key))[0]
+        return ActResult(row["allowed"], row["reason"], row["action_id"],
+                         list(row["blockers"] or []))
+
+    # -- tool definitions -----------------------------------------------------
+
+    def tool_specs(self, format: str = "openai") -> List[Dict[str, Any]]:
+        """Tool definitions for LLM function calling: 'openai', 'anthropic' or 'mcp'."""
+        return list(self._scalar("tool_specs", {"format": format}))
