@@ -44,9 +44,6 @@ from .types import ActResult, Row
 #: runs an allowed domain tool call: (args, the decision) -> JSON-serialisable output
 Executor = Callable[[Dict[str, Any], ActResult], Any]
 
-FORMATS = ("openai", "anthropic", "mcp")
-
-
 class ToolCallError(ValueError):
     """The object passed is not a tool call in any of the three formats."""
 
