@@ -44,9 +44,6 @@ from .types import ActResult, Row
 #: runs an allowed domain tool call: (args, the decision) -> JSON-serialisable output
 Executor = Callable[[Dict[str, Any], ActResult], Any]
 
-FORMATS = ("openai", "anthropic", "mcp")
-
-
 class ToolCallError(ValueError):
     """The object passed is not a tool call in any of the three formats."""
 
@@ -258,7 +255,12 @@ class Dispatcher:
         return ToolResult(parsed, {"ok": True, **content})
 
     def handle(self, call: Mapping[str, Any]) -> Dict[str, Any]:
-        """dispatch(call).reply(): the message to send back to the model."""
+        """dispatch(call).reply(): the message to send back to the model.  An MCP
+        ``tools/list`` request is answered too (with ``tool_specs("mcp")``), so an
+        MCP server's tool methods are this one call."""
+        if isinstance(call, Mapping) and call.get("method") == "tools/list":
+            return {"jsonrpc": "2.0", "id": call.get("id"),
+                    "result": {"tools": self.tool_specs("mcp")}}
         return self.dispatch(call).reply()
 
     def _act(self, tool: str, args: Dict[str, Any]) -> Dict[str, Any]:

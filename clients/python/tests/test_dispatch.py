@@ -228,6 +228,13 @@ def test_replies_per_provider(alice: Memory) -> None:
     assert rpc == {"jsonrpc": "2.0", "id": 42, "result": m}
 
 
+def test_mcp_tools_list(alice: Memory, requires: Any) -> None:
+    requires("tool_specs")
+    listed = Dispatcher(alice).handle({"jsonrpc": "2.0", "id": "l1", "method": "tools/list"})
+    assert listed == {"jsonrpc": "2.0", "id": "l1", "result": {"tools": alice.tool_specs("mcp")}}
+    assert "memory_stage" in [t["name"] for t in listed["result"]["tools"]]
+
+
 def test_results_are_json_serialisable(alice: Memory, unique: str) -> None:
     tools = Dispatcher(alice)
     alice.begin()
