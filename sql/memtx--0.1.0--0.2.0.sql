@@ -337,3 +337,42 @@ CREATE TRIGGER records_referenced BEFORE DELETE OR UPDATE OF id ON memtx.records
     FOR EACH ROW EXECUTE FUNCTION memtx.reference_guard();
 CREATE TRIGGER records_referenced_truncate BEFORE TRUNCATE ON memtx.records
     FOR EACH STATEMENT EXECUTE FUNCTION memtx.reference_guard();
+
+-- Retrieval and reads without a transaction (SPEC §14)
+--
+-- The recall document of a record, defined once: the GIN index below and
+-- memtx.recall's query both call it, and since a SQL-standard body is
+-- inlined, the planner matches the query's expression to the index.
+CREATE FUNCTION memtx.recall_document(entity text, attribute text, value jsonb) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN pg_catalog.to_tsvector('english'::regconfig, entity || ' ' || attribute || ' ' || value::text);
+COMMENT ON FUNCTION memtx.recall_document(text, text, jsonb) IS 'the full-text document memtx.recall searches: english to_tsvector of entity, attribute and the value''s text';
+
+-- Every record, whatever its state: raw_read exposes every state and a
+-- transaction sees its own tentative records, so a partial index (active
+-- records only) would miss what recall must find.  Visibility is decided
+-- after the index probe, by the same code as memtx.read.
+CREATE INDEX records_recall_idx ON memtx.records USING gin (memtx.recall_document(entity, attribute, value));
+
+CREATE FUNCTION memtx.recall(tx bigint, query text, k integer DEFAULT 8, entity_prefix text DEFAULT NULL)
+    RETURNS TABLE (record_id bigint, entity text, attribute text, value jsonb, rank real)
+    AS 'MODULE_PATHNAME', 'memtx_recall'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
+COMMENT ON FUNCTION memtx.recall(bigint, text, integer, text) IS 'ranked full-text retrieval: the best k records visible to the transaction that match the query (websearch syntax), best first; adds them to its read set';
+REVOKE ALL ON FUNCTION memtx.recall(bigint, text, integer, text) FROM PUBLIC;
+-- An agent's API: the function checks the transaction's agent itself.
+GRANT EXECUTE ON FUNCTION memtx.recall(bigint, text, integer, text) TO PUBLIC;
+
+CREATE FUNCTION memtx.lookup(entity text, attribute text DEFAULT NULL, namespace text DEFAULT 'default')
+    RETURNS SETOF memtx.records
+    AS 'MODULE_PATHNAME', 'memtx_lookup'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+    SET enable_bitmapscan = off;
+COMMENT ON FUNCTION memtx.lookup(text, text, text) IS 'the active records on a slot (or entity) that the caller may read, in id order, without a transaction and without writing anything (runs on a hot standby)';
+REVOKE ALL ON FUNCTION memtx.lookup(text, text, text) FROM PUBLIC;
+-- Anyone's read: it returns only what the calling role may read.
+GRANT EXECUTE ON FUNCTION memtx.lookup(text, text, text) TO PUBLIC;

@@ -4,8 +4,8 @@
  * Under memtx.flow_control = read_set every record a memtx transaction has
  * read is an implicit parent of what it commits, so transcribing a private
  * value into a public record is caught as permission_laundering.  The read
- * set is the table memtx.read_set, written by memtx.read in the caller's SQL
- * transaction.  That alone would not do: when the SQL transaction (or a
+ * set is the table memtx.read_set, written by memtx.read (and memtx.recall)
+ * in the caller's SQL transaction.  That alone would not do: when the SQL transaction (or a
  * savepoint) that read rolls back, its read_set rows go with it, yet the
  * rows memtx.read returned have reached the client.  So a read is never
  * forgotten:
@@ -349,6 +349,39 @@ ReadSetRemember(int64 tx, const Datum *ids, int n, bool written)
 	}
 }
 
+/* Write read-set rows: transaction tx read ids. */
+static void
+ReadSetWrite(int64 tx, const Datum *ids, int n)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8OID, INT8ARRAYOID};
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(tx);
+	values[1] = RecIdsDatum((Datum *) ids, n);
+	MemtxExec(MemtxPlan(&plan,
+						"INSERT INTO memtx.read_set (tx_id, record_id) "
+						"SELECT $1, unnest($2) ON CONFLICT DO NOTHING",
+						2, types),
+			  values, NULL, 0);
+}
+
+/*
+ * A read (memtx.read, memtx.recall) of transaction t returned ids: they join
+ * its read set even if this SQL transaction rolls back.  A READ ONLY one
+ * writes nothing and leaves them to the shared buffer; otherwise their rows
+ * are written and, since the call writes anyway, the lease is renewed.
+ */
+void
+ReadSetJoin(MemtxTxn *t, const Datum *ids, int n)
+{
+	ReadSetRemember(t->id, ids, n, !XactReadOnly);
+	if (n == 0 || XactReadOnly)
+		return;
+	ReadSetWrite(t->id, ids, n);
+	TxnRenewLease(t);
+}
+
 /* Move transaction tx's lost reads into this backend's list as state; how many. */
 static int
 ReadSetTake(int64 tx, ReadSetState state, Datum **ids)
@@ -400,22 +433,13 @@ ReadSetTake(int64 tx, ReadSetState state, Datum **ids)
 void
 ReadSetRecover(int64 tx)
 {
-	static SPIPlanPtr plan;
-	static const Oid types[] = {INT8OID, INT8ARRAYOID};
-	Datum		values[2];
 	Datum	   *ids = NULL;
 	int			first = nlocal;
 	int			n = ReadSetTake(tx, RS_PENDING, &ids);
 
 	if (n == 0)
 		return;
-	values[0] = Int64GetDatum(tx);
-	values[1] = RecIdsDatum(ids, n);
-	MemtxExec(MemtxPlan(&plan,
-						"INSERT INTO memtx.read_set (tx_id, record_id) "
-						"SELECT $1, unnest($2) ON CONFLICT DO NOTHING",
-						2, types),
-			  values, NULL, 0);
+	ReadSetWrite(tx, ids, n);
 	for (int i = first; i < nlocal; i++)
 		local[i].state = RS_WRITTEN;
 }

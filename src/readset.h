@@ -4,7 +4,7 @@
 #ifndef MEMTX_READSET_H
 #define MEMTX_READSET_H
 
-#include "memtx.h"
+#include "txn.h"
 
 extern void ReadSetInit(void);
 
@@ -13,6 +13,9 @@ extern void ReadSetRequire(void);
 
 /* A read of memtx transaction tx returned ids; written: their rows are inserted. */
 extern void ReadSetRemember(int64 tx, const Datum *ids, int n, bool written);
+
+/* A read of t returned ids: they join its read set (durably, see readset.c). */
+extern void ReadSetJoin(MemtxTxn *t, const Datum *ids, int n);
 
 /* Commit: write tx's lost reads to memtx.read_set. */
 extern void ReadSetRecover(int64 tx);

@@ -171,6 +171,28 @@ VisVisible(MemtxTxn *t, MemtxRec *rec)
 }
 
 /*
+ * The start of a read through the memtx transaction named by argument 0
+ * (memtx.read, memtx.recall): refused during recovery and without the
+ * read-set buffer, then a call at READ COMMITTED on a transaction of the
+ * caller's that is not aborted, with a materialized result.
+ */
+MemtxTxn *
+VisReadBegin(FunctionCallInfo fcinfo, MemtxCall *call, const char *fn)
+{
+	MemtxRequireArg(fcinfo, 0, "transaction id");
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("%s cannot run during recovery", fn),
+				 errdetail("A read joins its memtx transaction's read set, which lives on the primary."),
+				 errhint("Read on the primary, or use memtx.lookup, which needs no transaction.")));
+	ReadSetRequire();
+	InitMaterializedSRF(fcinfo, 0);
+	MemtxCallBegin(call);
+	return TxnLoad(call, PG_GETARG_INT64(0), TXN_NEED_LIVE_PROBE);
+}
+
+/*
  * memtx.read(tx, entity, attribute) → SETOF memtx.records
  *
  * Returns what is visible to tx on the slot (or the entity, or the whole
@@ -184,9 +206,7 @@ memtx_read(PG_FUNCTION_ARGS)
 	static SPIPlanPtr by_entity;
 	static SPIPlanPtr by_attribute;
 	static SPIPlanPtr by_namespace;
-	static SPIPlanPtr remember;
 	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID};
-	static const Oid remember_types[] = {INT8OID, INT8ARRAYOID};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemtxCall	call;
 	MemtxTxn   *t;
@@ -199,18 +219,7 @@ memtx_read(PG_FUNCTION_ARGS)
 	MemtxRec   *recs;
 	bool	   *visible;
 
-	MemtxRequireArg(fcinfo, 0, "transaction id");
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("memtx.read cannot run during recovery"),
-				 errdetail("A read joins its memtx transaction's read set, which lives on the primary."),
-				 errhint("Read on the primary.")));
-	ReadSetRequire();
-	InitMaterializedSRF(fcinfo, 0);
-
-	MemtxCallBegin(&call);
-	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE_PROBE);
+	t = VisReadBegin(fcinfo, &call, "memtx.read");
 
 	values[0] = CStringGetTextDatum(t->namespace);
 	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2))
@@ -263,23 +272,7 @@ memtx_read(PG_FUNCTION_ARGS)
 		seen[nseen++] = Int64GetDatum(recs[i].id);
 	}
 
-	/*
-	 * The read set keeps every id returned, even if this SQL transaction
-	 * rolls back; a READ ONLY one writes nothing and leaves them to the
-	 * shared buffer (readset.c).
-	 */
-	ReadSetRemember(t->id, seen, nseen, !XactReadOnly);
-	if (nseen > 0 && !XactReadOnly)
-	{
-		values[0] = Int64GetDatum(t->id);
-		values[1] = RecIdsDatum(seen, nseen);
-		MemtxExec(MemtxPlan(&remember,
-							"INSERT INTO memtx.read_set (tx_id, record_id) "
-							"SELECT $1, unnest($2) ON CONFLICT DO NOTHING",
-							2, remember_types),
-				  values, NULL, 0);
-		TxnRenewLease(t);		/* it writes anyway */
-	}
+	ReadSetJoin(t, seen, nseen);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }

@@ -10,5 +10,6 @@
 extern bool VisReadable(Oid role, MemtxRec *rec);
 extern bool VisVisible(MemtxTxn *t, MemtxRec *rec);
 extern void VisVisibleMany(MemtxTxn *t, MemtxRec *recs, int n, bool *visible);
+extern MemtxTxn *VisReadBegin(FunctionCallInfo fcinfo, MemtxCall *call, const char *fn);
 
 #endif							/* MEMTX_VISIBILITY_H */

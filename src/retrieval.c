@@ -1,0 +1,249 @@
+/*
+ * retrieval.c — memtx.recall and memtx.lookup (SPEC §14).
+ *
+ * memtx.recall is memtx.read by relevance: the same preconditions, the same
+ * visibility, the same read set, only the candidates differ.  They come
+ * from the GIN index records_recall_idx over memtx.recall_document(entity,
+ * attribute, value), the one definition of the document, which the index
+ * and the query below both call (a SQL-standard body is inlined, so the
+ * planner matches the two).  The index holds every record whatever its
+ * state, because raw_read exposes every state and a transaction sees its own
+ * tentative records; visibility is decided afterwards by VisVisibleMany,
+ * the code memtx.read uses, never re-stated here.
+ *
+ * The answer must be the best k of the matches visible to the transaction,
+ * not the best k of all matches filtered afterwards (which would return
+ * fewer than k, or none, whenever the top matches are invisible).  So the
+ * matches are read through a cursor in rank order (rank descending, id
+ * ascending: a total order, so the answer is deterministic) in batches that
+ * double, each batch is filtered in one visibility pass, and reading stops
+ * once k visible rows are found.  Ranking needs every match in the
+ * namespace (the sort sees them all); what the batches save is the parsing
+ * and the visibility work on the matches below the k-th visible one.
+ *
+ * The full-text probe runs in a materialized CTE that holds only the match
+ * condition, so the planner can answer it only through the GIN index; the
+ * namespace and prefix filters apply to its result.  A namespace condition
+ * inside it could tempt the planner into walking the slot index over a
+ * whole namespace, which is a scan of the store by another name.
+ *
+ * Every row recall returns joins the read set exactly as memtx.read's do
+ * (ReadSetJoin), so the flow-control rule of §4 3c covers recalled values.
+ *
+ * memtx.lookup needs no memtx transaction: the active records on a slot (or
+ * an entity) that the calling role may read, in id order, read at whatever
+ * snapshot the SQL statement has.  It writes nothing (no read set, no lease,
+ * no xid, no sequence, no row lock), so it runs at any SQL isolation level
+ * and on a hot standby, where memtx.read and memtx.recall refuse.  Like a
+ * direct SELECT under the records' row-level security, it names a namespace
+ * but does not require membership of it: tenancy governs transactions.
+ */
+#include "readset.h"
+#include "record.h"
+#include "visibility.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "nodes/value.h"
+#include "tsearch/ts_type.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+/* k of memtx.recall: 1..RECALL_MAX_K. */
+#define RECALL_MAX_K 1000
+/* The largest batch of matches read at once. */
+#define RECALL_MAX_BATCH 4096
+
+/* The websearch query of SPEC §14, parsed once per call. */
+static TSQuery
+RecallQuery(Datum query)
+{
+	static Oid	english = InvalidOid;
+
+	if (!OidIsValid(english))
+		english = get_ts_config_oid(list_make2(makeString("pg_catalog"),
+											   makeString("english")), false);
+	return DatumGetTSQuery(DirectFunctionCall2(websearch_to_tsquery_byid,
+											   ObjectIdGetDatum(english), query));
+}
+
+/*
+ * The matches of query in namespace ns (entities starting with prefix, when
+ * not NULL), best first, as an open cursor.
+ */
+static Portal
+RecallOpen(const char *ns, TSQuery query, Datum prefix, bool no_prefix)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {TEXTOID, TSQUERYOID, TEXTOID};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', no_prefix ? 'n' : ' '};
+	Portal		portal;
+
+	values[0] = CStringGetTextDatum(ns);
+	values[1] = PointerGetDatum(query);
+	values[2] = prefix;
+	portal = SPI_cursor_open(NULL,
+							 MemtxPlan(&plan,
+									   "WITH m AS MATERIALIZED ("
+									   "  SELECT r.* FROM memtx.records r"
+									   "   WHERE memtx.recall_document(r.entity, r.attribute, r.value) @@ $2) "
+									   "SELECT m.*, ts_rank(memtx.recall_document(m.entity, m.attribute, m.value), $2)"
+									   "       AS recall_rank"
+									   "  FROM m WHERE m.namespace = $1"
+									   "   AND ($3 IS NULL OR starts_with(m.entity, $3))"
+									   " ORDER BY recall_rank DESC, m.id",
+									   3, types),
+							 values, nulls, false);
+	if (portal == NULL)
+		elog(ERROR, "SPI_cursor_open failed: %s", SPI_result_code_string(SPI_result));
+	return portal;
+}
+
+/*
+ * memtx.recall(tx, query, k, entity_prefix) →
+ *     TABLE (record_id, entity, attribute, value, rank)
+ *
+ * The best k matches of query visible to tx, best first; they join tx's
+ * read set.  Arguments after entity_prefix, should a later signature add a
+ * second ranking signal, are read only when present (PG_NARGS).
+ */
+PG_FUNCTION_INFO_V1(memtx_recall);
+Datum
+memtx_recall(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemtxCall	call;
+	MemtxTxn   *t;
+	int32		k;
+	TSQuery		query;
+	Portal		portal;
+	MemoryContext batchcxt;
+	Datum	   *returned;
+	int			nreturned = 0;
+	long		batch;
+
+	MemtxRequireArg(fcinfo, 1, "query");
+	MemtxRequireArg(fcinfo, 2, "k");
+	k = PG_GETARG_INT32(2);
+	if (k < 1 || k > RECALL_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("k must be between 1 and %d, got %d", RECALL_MAX_K, k)));
+	t = VisReadBegin(fcinfo, &call, "memtx.recall");
+
+	query = RecallQuery(PG_GETARG_DATUM(1));
+	if (query->size == 0)
+	{
+		/* empty, or stop words only: matches nothing */
+		MemtxCallEnd(&call);
+		return (Datum) 0;
+	}
+
+	returned = palloc(sizeof(Datum) * k);
+	batchcxt = AllocSetContextCreate(CurrentMemoryContext, "memtx recall batch",
+									 ALLOCSET_DEFAULT_SIZES);
+	portal = RecallOpen(t->namespace, query, PG_GETARG_DATUM(3), PG_ARGISNULL(3));
+	for (batch = k; nreturned < k; batch = Min(batch * 2, RECALL_MAX_BATCH))
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(batchcxt);
+		SPITupleTable *tt;
+		uint64		n;
+		MemtxRec   *recs;
+		bool	   *visible;
+		int			value_col;
+		int			rank_col;
+
+		SPI_cursor_fetch(portal, true, batch);
+		tt = SPI_tuptable;
+		n = SPI_processed;
+		value_col = SPI_fnumber(tt->tupdesc, "value");
+		rank_col = SPI_fnumber(tt->tupdesc, "recall_rank");
+		recs = palloc(sizeof(MemtxRec) * (n + 1));
+		visible = palloc(sizeof(bool) * (n + 1));
+		for (uint64 i = 0; i < n; i++)
+			RecParse(tt->vals[i], tt->tupdesc, &recs[i]);
+		VisVisibleMany(t, recs, (int) n, visible);
+		for (uint64 i = 0; i < n && nreturned < k; i++)
+		{
+			Datum		values[5];
+			bool		nulls[5] = {false, false, false, false, false};
+			bool		isnull;
+
+			if (!visible[i])
+				continue;
+			values[0] = Int64GetDatum(recs[i].id);
+			values[1] = CStringGetTextDatum(recs[i].entity);
+			values[2] = CStringGetTextDatum(recs[i].attribute);
+			values[3] = SPI_getbinval(tt->vals[i], tt->tupdesc, value_col, &isnull);
+			values[4] = SPI_getbinval(tt->vals[i], tt->tupdesc, rank_col, &isnull);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			returned[nreturned++] = Int64GetDatum(recs[i].id);
+		}
+		SPI_freetuptable(tt);
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(batchcxt);
+		if (n < (uint64) batch)
+			break;
+	}
+	SPI_cursor_close(portal);
+	MemoryContextDelete(batchcxt);
+
+	ReadSetJoin(t, returned, nreturned);
+	MemtxCallEnd(&call);
+	return (Datum) 0;
+}
+
+/*
+ * memtx.lookup(entity, attribute, namespace) → SETOF memtx.records
+ *
+ * The active records on the slot (or the entity, when attribute is NULL)
+ * that the caller may read, in id order; no transaction, no write.
+ */
+PG_FUNCTION_INFO_V1(memtx_lookup);
+Datum
+memtx_lookup(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr by_slot;
+	static SPIPlanPtr by_entity;
+	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemtxCall	call;
+	Datum		values[3];
+	SPIPlanPtr	plan;
+
+	MemtxRequireArg(fcinfo, 0, "entity");
+	MemtxRequireArg(fcinfo, 2, "namespace");
+	InitMaterializedSRF(fcinfo, 0);
+	MemtxCallBeginAudit(&call);
+
+	values[0] = PG_GETARG_DATUM(2);
+	values[1] = PG_GETARG_DATUM(0);
+	if (!PG_ARGISNULL(1))
+	{
+		values[2] = PG_GETARG_DATUM(1);
+		plan = MemtxPlan(&by_slot,
+						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
+						 "AND r.entity = $2 AND r.attribute = $3 "
+						 "AND memtx.is_active(r.state) ORDER BY r.id",
+						 3, types);
+	}
+	else
+		plan = MemtxPlan(&by_entity,
+						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
+						 "AND r.entity = $2 AND memtx.is_active(r.state) ORDER BY r.id",
+						 2, types);
+	MemtxExec(plan, values, NULL, 0);
+
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		MemtxRec	rec;
+
+		RecParse(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, &rec);
+		if (VisReadable(call.caller, &rec))
+			tuplestore_puttuple(rsinfo->setResult, SPI_tuptable->vals[i]);
+	}
+	MemtxCallEnd(&call);
+	return (Datum) 0;
+}
