@@ -308,12 +308,12 @@ ReadSetNoteBegin(int64 tx)
 }
 
 void
-ReadSetRequire(void)
+ReadSetRequire(const char *fn)
 {
 	if (!shared)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("memtx.read needs memtx in shared_preload_libraries"),
+				 errmsg("%s needs memtx in shared_preload_libraries", fn),
 				 errdetail("The read set of a memtx transaction is kept in shared memory when the SQL transaction that read rolls back."),
 				 errhint("Add memtx to shared_preload_libraries and restart the server.")));
 }
@@ -321,7 +321,7 @@ ReadSetRequire(void)
 void
 ReadSetRemember(int64 tx, const Datum *ids, int n, bool written)
 {
-	ReadSetRequire();
+	ReadSetRequire("memtx.read");
 	if (n == 0)
 		return;
 	ReadSetGrowLocal(n);

@@ -8,8 +8,8 @@
 
 extern void ReadSetInit(void);
 
-/* Errors unless the shared buffer exists (memtx preloaded). */
-extern void ReadSetRequire(void);
+/* Errors unless the shared buffer exists (memtx preloaded): fn cannot run. */
+extern void ReadSetRequire(const char *fn);
 
 /* A read of memtx transaction tx returned ids; written: their rows are inserted. */
 extern void ReadSetRemember(int64 tx, const Datum *ids, int n, bool written);

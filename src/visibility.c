@@ -186,7 +186,7 @@ VisReadBegin(FunctionCallInfo fcinfo, MemtxCall *call, const char *fn)
 				 errmsg("%s cannot run during recovery", fn),
 				 errdetail("A read joins its memtx transaction's read set, which lives on the primary."),
 				 errhint("Read on the primary, or use memtx.lookup, which needs no transaction.")));
-	ReadSetRequire();
+	ReadSetRequire(fn);
 	InitMaterializedSRF(fcinfo, 0);
 	MemtxCallBegin(call);
 	return TxnLoad(call, PG_GETARG_INT64(0), TXN_NEED_LIVE_PROBE);

@@ -121,11 +121,20 @@ is($plain->safe_psql('postgres', "$long SELECT allowed FROM memtx.gate($txc, 'se
 is($plain->safe_psql('postgres', 'SELECT count(*) FROM memtx.expire_transactions()'),
 	'0', 'a second run expires nothing');
 # the read set of a rolled-back read lives in shared memory: no preload, no read
-my ($rc, $out, $err) = $plain->psql('postgres',
+($rc, $out, $err) = $plain->psql('postgres',
 	"$long SELECT count(*) FROM memtx.read($txc)", extra_params => ['-v', 'VERBOSITY=verbose']);
 isnt($rc, 0, 'memtx.read is refused without preload');
 like($err, qr/55000: memtx.read needs memtx in shared_preload_libraries/,
 	'with SQLSTATE 55000 and a message that says why');
+($rc, $out, $err) = $plain->psql('postgres',
+	"$long SELECT count(*) FROM memtx.recall($txc, 'email')", extra_params => ['-v', 'VERBOSITY=verbose']);
+like($err, qr/55000: memtx.recall needs memtx in shared_preload_libraries/,
+	'so is memtx.recall, which joins the read set too');
+my $txd = $plain->safe_psql('postgres', "$long SELECT memtx.begin()");
+$plain->safe_psql('postgres',
+	qq{$long SELECT memtx.stage($txd, 'customer', 'name', '"Ada"'); SELECT count(*) FROM memtx.commit($txd)});
+is($plain->safe_psql('postgres', "SELECT value FROM memtx.lookup('customer')"),
+	'"Ada"', 'memtx.lookup, which has no read set, works without preload');
 $plain->stop;
 
 done_testing();
