@@ -108,7 +108,8 @@ BEGIN
 END $$;
 
 /*
- * Grow the store of namespace ns to n unrelated records, slots e<i>/a, all
+ * Grow the store of namespace ns to n unrelated records, slots e<i>/a (in
+ * namespace recall: scenario 8's generated sentences, bench.recall_filler), all
  * action_safe (so every isolation level sees them), in chains of ten
  * (record i derived from record i-1 unless i % 10 = 1): a read at
  * verified_read or stricter walks at most nine ancestors.  The plain store
@@ -146,17 +147,23 @@ BEGIN
                                state, source, authority, confidence, owner, scope,
                                staged_xid, staged_pos, settled_xid, settled_pos,
                                committed_xid, committed_seq, verdict)
-    SELECT first + (i - have - 1), tx + (i - have - 1) / 10, ns, 'e' || i, 'a', to_jsonb(i), 'belief',
+    SELECT first + (r.i - have - 1), tx + (r.i - have - 1) / 10, ns, r.entity, r.attribute, r.value, 'belief',
            'action_safe', 'bench', 0.8, 0.9, current_user, 'private',
            pg_current_xact_id(), pos, pg_current_xact_id(), pos,
            pg_current_xact_id(), pos, 'action_safe'
-      FROM generate_series(have + 1, n) i;
+      FROM bench.store_rows(ns, have + 1, n) r;
     INSERT INTO memtx.edges (child, parent)
     SELECT first + (i - have - 1), first + (i - have - 2)
       FROM generate_series(have + 1, n) i
      WHERE i % 10 <> 1 AND i > have + 1;
-    INSERT INTO bench.plain_store (namespace, entity, attribute, value)
-    SELECT ns, 'e' || i, 'a', to_jsonb(i) FROM generate_series(have + 1, n) i;
+    IF ns = 'recall' THEN
+        INSERT INTO bench.plain_recall (id, entity, attribute, value)
+        SELECT first + (r.i - have - 1), r.entity, r.attribute, r.value
+          FROM bench.store_rows(ns, have + 1, n) r;
+    ELSE
+        INSERT INTO bench.plain_store (namespace, entity, attribute, value)
+        SELECT ns, 'e' || i, 'a', to_jsonb(i) FROM generate_series(have + 1, n) i;
+    END IF;
     INSERT INTO bench.store_size VALUES (ns, n)
         ON CONFLICT (namespace) DO UPDATE SET n = excluded.n;
     RETURN n;
