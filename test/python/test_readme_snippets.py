@@ -1,7 +1,6 @@
 """The README's section "Using memtx from an agent" runs as written.
 
-Takes the section from README.md (from docs/agents.md while the README lacks
-it), and runs its ```python blocks in order, in one namespace, against the
+Takes the section from README.md and runs its ```python blocks in order, in one namespace, against the
 server the PG* environment names (as a superuser), in a database of its own
 (memtx_snippets, made fresh and dropped; the roles the blocks create are
 dropped before and after).  Comment lines right after a line that prints are
@@ -24,7 +23,7 @@ from psycopg import sql
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SECTION = "Using memtx from an agent"
-SOURCES = (ROOT / "README.md", ROOT / "docs" / "agents.md")
+SOURCES = (ROOT / "README.md",)
 DATABASE = "memtx_snippets"
 
 sys.path.insert(0, str(ROOT / "clients" / "python"))
