@@ -29,7 +29,9 @@
  *     join the taker's list, so a taker that rolls back puts them back.
  *
  * Reads of a transaction begun in the same (sub)transaction that rolls back
- * are dropped: that memtx transaction never existed.  A PREPAREd transaction
+ * are dropped: that memtx transaction never existed.  memtx.begin drops any
+ * lost reads under the id it hands out: they can only be those of a store
+ * that is gone (the ids restart when the extension is created again).  A PREPAREd transaction
  * that read is refused (0A000): its outcome is not known when it ends here.
  * What a crash of the server loses is what any shared memory loses; a
  * backend killed by a signal still runs its abort callbacks.  The buffer
@@ -100,6 +102,8 @@ static int	caplocal;
 static ReadSetBegun *begun;
 static int	nbegun;
 static int	capbegun;
+
+static int	ReadSetTake(int64 tx, ReadSetState state, Datum **ids);
 
 static Size
 ReadSetShmemSize(void)
@@ -305,6 +309,13 @@ ReadSetNoteBegin(int64 tx)
 	begun[nbegun].tx = tx;
 	begun[nbegun].subid = GetCurrentSubTransactionId();
 	nbegun++;
+
+	/*
+	 * A transaction just begun has read nothing: lost reads under its id
+	 * belong to a store that is gone (DROP EXTENSION, then CREATE, restarts
+	 * the ids while the buffer lives on).
+	 */
+	(void) ReadSetTake(tx, RS_TAKEN, NULL);
 }
 
 void
