@@ -173,11 +173,16 @@ StageCheckObserved(TimestampTz observed)
 				(errcode(ERRCODE_DATETIME_FIELD_OVERFLOW),
 				 errmsg("observed_at must be finite")));
 	if (observed > now)
+	{
+		/* timestamptz_to_str returns a static buffer: copy each in turn */
+		char	   *observed_text = pstrdup(timestamptz_to_str(observed));
+		char	   *now_text = pstrdup(timestamptz_to_str(now));
+
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_FIELD_OVERFLOW),
 				 errmsg("observed_at must not be later than memtx.now()"),
-				 errdetail("observed_at is %s; memtx.now() is %s.",
-						   pstrdup(timestamptz_to_str(observed)), timestamptz_to_str(now))));
+				 errdetail("observed_at is %s; memtx.now() is %s.", observed_text, now_text)));
+	}
 }
 
 /* memtx.stage's arguments, checked. */

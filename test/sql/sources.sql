@@ -83,6 +83,12 @@ SELECT pg_temp.try(format('SELECT memtx.stage(%s, ''e'', ''a'', ''1'', observed_
 SELECT * FROM pg_temp.counts;
 SELECT memtx.stage(:tx, 'e', 'a', '1', observed_at => '2030-06-01 12:00:00+00') > 0 AS observed_now;
 SELECT memtx.stage(:tx, 'e', 'b', '1', observed_at => '1999-01-01 00:00:00+00') > 0 AS observed_past;
+-- the detail names both instants
+SET TimeZone = 'UTC';
+\set VERBOSITY default
+SELECT memtx.stage(:tx, 'e', 'd', '1', observed_at => '2031-01-01 00:00:00+00');
+\set VERBOSITY terse
+RESET TimeZone;
 RESET memtx.logical_now;
 -- without a logical clock, memtx.now() is the transaction timestamp
 SELECT memtx.begin() AS tx \gset
