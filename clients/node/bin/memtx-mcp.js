@@ -22,7 +22,12 @@ const extraTools = [];
 for (const module of TOOL_MODULES) extraTools.push(...(await import(module)).tools);
 
 const db = new pg.Client({ application_name: 'memtx-mcp' });
-await db.connect();
+try {
+  await db.connect();
+} catch (err) {
+  console.error(`memtx-mcp: cannot connect to PostgreSQL: ${err.message}`);
+  process.exit(1);
+}
 const { server, session } = createServer({
   db,
   namespace: process.env.MEMTX_NAMESPACE || 'default',

@@ -102,7 +102,7 @@ const MEMORY_TOOLS = {
 };
 
 
-/** The schema of a domain tool's arguments when tool_specs does not list it. */
+/** The arguments of a domain tool registered after the server read tool_specs (SPEC §15). */
 const DOMAIN_SCHEMA = {
   type: 'object',
   properties: {
@@ -202,25 +202,24 @@ export class McpSession {
       return extra.handler(args, { memory: this.memory, transaction: () => this.transaction() });
     }
     const memoryTool = MEMORY_TOOLS[name];
-    if (memoryTool) {
-      this.check(name, await this.schemaOf(name), args);
-      return this.runMemoryTool(memoryTool, args);
-    }
-    if (name.startsWith('memory_')) {
+    if (!memoryTool && name.startsWith('memory_')) {
       throw new InvalidArguments(`unknown memory tool ${name}; known: ${Object.keys(MEMORY_TOOLS).join(', ')}`);
     }
-    this.check(name, DOMAIN_SCHEMA, args);
-    return this.act(name, args);
+    this.check(name, await this.schemaOf(name), args);
+    return memoryTool ? this.runMemoryTool(memoryTool, args) : this.act(name, args);
   }
 
-  /** The inputSchema tool_specs gives a memory tool (read once). @param {string} name */
+  /**
+   * The inputSchema tool_specs('mcp') gives a tool (read when first needed);
+   * a domain tool registered since then has the schema every domain tool has.
+   * @param {string} name
+   */
   async schemaOf(name) {
-    if (!this.memorySchemas) {
+    if (!this.schemas) {
       const specs = /** @type {ToolSpec[]} */ (await this.memory.toolSpecs('mcp'));
-      this.memorySchemas = Object.fromEntries(
-        specs.filter((s) => s.name in MEMORY_TOOLS).map((s) => [s.name, s.inputSchema]));
+      this.schemas = new Map(specs.map((s) => [s.name, s.inputSchema]));
     }
-    return this.memorySchemas[name] ?? { type: 'object' };
+    return this.schemas.get(name) ?? DOMAIN_SCHEMA;
   }
 
   /**
