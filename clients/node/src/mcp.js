@@ -50,7 +50,8 @@
  * Memory's methods throw) or InvalidArguments becomes an `"ok": false`
  * result.  bin/memtx-mcp.js serves the tools of every module in its
  * TOOL_MODULES list (each module exports `tools`, an array of extra
- * tools): add a module of tools to that list.
+ * tools): add '../src/kg.js' (say) to that list.  Extra tools come after
+ * memtx's in tools/list; their names must not start with `memory_`.
  *
  * @module memtx/mcp
  */
@@ -131,7 +132,11 @@ export class McpSession {
       if (typeof name !== 'string' || typeof tool.handler !== 'function') {
         throw new TypeError('an extra tool is { spec: { name, inputSchema }, handler }');
       }
-      if (name in MEMORY_TOOLS || this.extraTools.has(name)) throw new TypeError(`tool ${name} is defined twice`);
+      // the rule memtx.register_tool applies to domain tool names (SPEC §15)
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(name) || name.startsWith('memory_')) {
+        throw new TypeError(`an extra tool name matches ^[A-Za-z0-9_-]{1,64}$ and does not begin memory_: ${name}`);
+      }
+      if (this.extraTools.has(name)) throw new TypeError(`tool ${name} is defined twice`);
       this.extraTools.set(name, tool);
     }
     this.executors = { ...executors };

@@ -214,5 +214,7 @@ describe('createServer({ extraTools, executors })', () => {
     await session.close();
     assert.deepEqual(await openTransactions(), []);
     assert.throws(() => createServer({ db, extraTools: [txOf, txOf] }), /defined twice/);
+    assert.throws(() => createServer({ db, extraTools: [{ ...txOf, spec: { ...txOf.spec, name: 'memory_forget' } }] }),
+      /does not begin memory_/);
   });
 });
