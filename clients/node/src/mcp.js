@@ -18,8 +18,9 @@
  * (lazily, so listing tools or `memory_revoke` writes nothing), every later
  * call uses it, `memory_commit` or `memory_abort` ends it.  After
  * `memory_commit`, domain tool calls act in the committed transaction (SPEC
- * §5: an agent commits its plan, then acts in the same transaction) until a
- * memory tool or an extra tool needs a transaction, which begins a new one;
+ * §5: an agent commits its plan, then acts in the same transaction), and a
+ * repeated `memory_commit` returns its stored outcome, until a memory tool or
+ * an extra tool needs a transaction, which begins a new one;
  * after `memory_abort` the next call that needs one begins a new one.  A
  * call refused because the transaction has ended or its lease expired
  * (SQLSTATE class 25) forgets it too, so the agent's next call starts
@@ -257,7 +258,9 @@ export class McpSession {
    */
   async runMemoryTool(tool, args) {
     const call = { ...args };
-    if (tool.tx) call.tx = await this.transaction();
+    // a repeated memory_commit returns the stored outcome (commit is idempotent)
+    const recommit = tool.fn === 'commit' && !this.memory.isOpen && this.committed !== null;
+    if (tool.tx) call.tx = recommit ? this.committed : await this.transaction();
     if (tool.namespace) call.namespace = this.memory.namespace;
     let rows;
     try {

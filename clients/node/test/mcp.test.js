@@ -89,10 +89,13 @@ describe('memtx-mcp over stdio', () => {
     });
   });
 
-  test('commit ends the transaction', async () => {
-    assert.deepEqual(await call('memory_commit', {}), {
+  test('commit ends the transaction; a repeat returns the stored outcome', async () => {
+    const committed = {
       ok: true, results: [{ record_id: belief, state: 'committed', reason: null }], isError: false,
-    });
+    };
+    assert.deepEqual(await call('memory_commit', {}), committed);
+    assert.deepEqual(await openTransactions(), []);
+    assert.deepEqual(await call('memory_commit', {}), committed);
     assert.deepEqual(await openTransactions(), []);
   });
 
