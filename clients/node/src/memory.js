@@ -1,0 +1,502 @@
+/**
+ * One agent's memtx session over `pg`: a memtx transaction per turn, the
+ * memory operations as methods.  The Node twin of the Python client
+ * (clients/python/memtx_client).
+ *
+ * A memtx transaction is logical and long-lived: it spans many SQL calls
+ * (one agent turn).  Each method here is one statement, `SELECT ... FROM
+ * memtx.fn(name => $1::type, ...)`, so on an idle connection it is its own
+ * SQL transaction and a failed call writes nothing and leaves the memtx
+ * transaction usable.  (Inside a SQL transaction the caller opened, a failed
+ * call aborts that transaction like any failed statement: set a SAVEPOINT
+ * first to keep it.)  The principal is the role the connection runs as:
+ * give each agent a connection of its own (or `SET ROLE` to its role).  The
+ * queryable may be a `pg.Client`, a `pg.PoolClient` or a `pg.Pool` (a memtx
+ * transaction outlives the connection that began it, so calls of one turn
+ * may use different pooled connections as long as they log in as the same
+ * role).
+ *
+ * Arguments go as bound parameters by their SQL names, each cast to its
+ * declared SQL type; an argument left `undefined` (or `null`) is not sent, so
+ * the function's default applies (a JSON argument's null is the JSON null).  bigint ids come back as JavaScript
+ * numbers (memtx ids stay far below 2^53), ranges as their text form,
+ * timestamps as `Date`.
+ *
+ * @module memtx/memory
+ */
+
+/** @typedef {null | boolean | number | string | JSON[] | { [key: string]: JSON }} JSON */
+
+/**
+ * @typedef {object} Queryable anything with pg's `query(text, values)`:
+ *   a pg.Client, a pg.PoolClient or a pg.Pool
+ * @property {(text: string, values?: unknown[]) => Promise<{ rows: Record<string, any>[] }>} query
+ */
+
+/**
+ * @typedef {object} MemoryRecord a record as `read` and `lookup` return it
+ * @property {number} id
+ * @property {number} tx_id
+ * @property {string} namespace
+ * @property {string} entity
+ * @property {string} attribute
+ * @property {JSON} value
+ * @property {string} kind
+ * @property {string} state
+ * @property {string | null} source
+ * @property {number} authority
+ * @property {number} confidence
+ * @property {string} owner
+ * @property {string[]} readers
+ * @property {string[]} writers
+ * @property {string} scope
+ * @property {string} valid a tstzrange in text form
+ * @property {Date | null} observed_at
+ * @property {string | null} reason
+ */
+
+/**
+ * @typedef {object} Recalled one ranked match of `recall`
+ * @property {number} record_id
+ * @property {string} entity
+ * @property {string} attribute
+ * @property {JSON} value
+ * @property {number} rank
+ */
+
+/**
+ * @typedef {object} CommitResult what the commit pipeline decided for one staged record
+ * @property {number} record_id
+ * @property {string} state
+ * @property {string | null} reason
+ */
+
+/**
+ * @typedef {object} Repair one rollback-log row written by `abort` or `revoke`
+ * @property {number} id
+ * @property {number} root_id
+ * @property {number} record_id
+ * @property {string} kind
+ * @property {string} action
+ * @property {string} reason
+ * @property {string | null} note
+ */
+
+/**
+ * @typedef {object} GateResult whether a tool may run now; a refusal is a result
+ * @property {boolean} allowed
+ * @property {string | null} reason
+ * @property {number[]} blockers
+ */
+
+/**
+ * @typedef {object} ActResult the decision on one tool call
+ * @property {boolean} allowed
+ * @property {string | null} reason
+ * @property {number | null} action_id the tool_action record of an allowed call
+ * @property {number[]} blockers
+ */
+
+/**
+ * @typedef {object} Outcome the disposition of a proposal id (SPEC §10)
+ * @property {number} record_id
+ * @property {number} tx_id
+ * @property {string} state
+ * @property {string | null} reason
+ * @property {string} tx_status
+ */
+
+/**
+ * @typedef {object} StageOptions the optional arguments of `stage`
+ * @property {string} [kind]
+ * @property {string} [source]
+ * @property {number} [confidence]
+ * @property {number[]} [derived_from]
+ * @property {string} [scope]
+ * @property {string[]} [readers]
+ * @property {string[]} [writers]
+ * @property {string} [valid] a tstzrange in text form, e.g. '[2026-01-01,2026-02-01)'
+ * @property {string | Date} [observed_at]
+ * @property {number} [expected_head]
+ * @property {string} [proposal]
+ */
+
+/** SQL types of the named arguments of each memtx function this client calls. */
+export const SIGNATURES = Object.freeze({
+  begin: { tier: 'memtx.risk_tier', agent: 'text', namespace: 'text', isolation: 'memtx.isolation' },
+  recall: { tx: 'bigint', query: 'text', k: 'integer', entity_prefix: 'text' },
+  read: { tx: 'bigint', entity: 'text', attribute: 'text' },
+  stage: {
+    tx: 'bigint', entity: 'text', attribute: 'text', value: 'jsonb', kind: 'memtx.kind',
+    source: 'text', confidence: 'double precision', derived_from: 'bigint[]',
+    scope: 'memtx.scope', readers: 'text[]', writers: 'text[]', valid: 'tstzrange',
+    observed_at: 'timestamptz', expected_head: 'bigint', proposal: 'text',
+  },
+  commit: { tx: 'bigint' },
+  abort: { tx: 'bigint' },
+  revoke: { record: 'bigint', note: 'text' },
+  gate: { tx: 'bigint', tool: 'text' },
+  act: { tx: 'bigint', tool: 'text', args: 'jsonb', derived_from: 'bigint[]', effect_key: 'text' },
+  lookup: { entity: 'text', attribute: 'text', namespace: 'text' },
+  outcome: { proposal: 'text', namespace: 'text' },
+  tool_specs: { format: 'text' },
+});
+
+/** The columns each result shape takes (valid is selected as text). */
+export const COLUMNS = Object.freeze({
+  record: ['id', 'tx_id', 'namespace', 'entity', 'attribute', 'value', 'kind', 'state', 'source',
+    'authority', 'confidence', 'owner', 'readers', 'writers', 'scope', 'valid', 'observed_at',
+    'reason'],
+  recalled: ['record_id', 'entity', 'attribute', 'value', 'rank'],
+  commit: ['record_id', 'state', 'reason'],
+  repair: ['id', 'root_id', 'record_id', 'kind', 'action', 'reason', 'note'],
+  gate: ['allowed', 'reason', 'blockers'],
+  act: ['allowed', 'reason', 'action_id', 'blockers'],
+  outcome: ['record_id', 'tx_id', 'state', 'reason', 'tx_status'],
+});
+
+// bigint columns (pg returns int8 as text) and bigint[] columns
+const IDS = new Set(['id', 'tx_id', 'record_id', 'root_id', 'action_id']);
+const ID_ARRAYS = new Set(['blockers']);
+
+// ---------------------------------------------------------------- errors
+
+/** An error reported by memtx (or PostgreSQL) for one call. */
+export class MemtxError extends Error {
+  /**
+   * @param {string} message
+   * @param {{ sqlstate?: string | null, detail?: string | null, hint?: string | null, cause?: unknown }} [info]
+   */
+  constructor(message, { sqlstate = null, detail = null, hint = null, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = new.target.name;
+    /** @type {string | null} */ this.sqlstate = sqlstate;
+    /** @type {string | null} */ this.detail = detail;
+    /** @type {string | null} */ this.hint = hint;
+  }
+
+  /** Whether repeating the same call may succeed (serialization failure, deadlock). */
+  get retryable() {
+    return this.sqlstate !== null && this.sqlstate.startsWith('40');
+  }
+
+  /** The error as a plain object (what a tool result carries). */
+  toJSON() {
+    return { sqlstate: this.sqlstate, message: this.message, detail: this.detail, hint: this.hint };
+  }
+}
+
+/** Bad input: a value out of range or of the wrong form (SQLSTATE class 22). */
+export class InvalidArgument extends MemtxError {}
+/** An unknown or unreadable transaction, record or function (42704, 42883, class 02). */
+export class NotFound extends MemtxError {}
+/** The calling role may not do this (42501). */
+export class PermissionDenied extends MemtxError {}
+/** A uniqueness rule refused the call (class 23): a proposal id or effect key bound to other content. */
+export class Conflict extends MemtxError {}
+/** The call does not fit the state it meets (classes 25 and 55, 0A000). */
+export class InvalidState extends MemtxError {}
+/** A limit was reached (classes 53 and 54). */
+export class LimitExceeded extends MemtxError {}
+/** A serialization failure or deadlock (class 40): the call can be repeated. */
+export class Retryable extends MemtxError {}
+/** The call needs a memtx transaction and the session has none (begin one first). */
+export class NoTransaction extends MemtxError {}
+
+const BY_CODE = { '42501': PermissionDenied, '42704': NotFound, '42883': NotFound, '0A000': InvalidState };
+const BY_CLASS = {
+  '02': NotFound, '22': InvalidArgument, '23': Conflict, '25': InvalidState, '40': Retryable,
+  '53': LimitExceeded, '54': LimitExceeded, '55': InvalidState,
+};
+
+/**
+ * The error class for a SQLSTATE (MemtxError when no subclass fits).
+ * @param {string} sqlstate
+ * @returns {typeof MemtxError}
+ */
+export function errorClass(sqlstate) {
+  return BY_CODE[sqlstate] ?? BY_CLASS[sqlstate.slice(0, 2)] ?? MemtxError;
+}
+
+/**
+ * The MemtxError for an error pg raised, or null when it is no error the
+ * server reported for a call (a socket error such as EPIPE, or a connection
+ * failure, class 08).
+ * @param {any} err
+ * @returns {MemtxError | null}
+ */
+export function fromPg(err) {
+  const code = err?.code;
+  // the server's errors (pg's DatabaseError) have a severity; Node's socket errors do not
+  if (typeof err?.severity !== 'string' || typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)
+    || code.startsWith('08')) return null;
+  const Cls = errorClass(code);
+  return new Cls(err.message, { sqlstate: code, detail: err.detail ?? null, hint: err.hint ?? null, cause: err });
+}
+
+// ---------------------------------------------------------------- calls
+
+/**
+ * `SELECT columns FROM memtx.fn(name => $1::type, ...)` and its values, for
+ * the arguments that are given (undefined and null mean: the SQL default).
+ * @param {string} fn
+ * @param {Record<string, unknown>} args
+ * @param {string[] | null} columns
+ * @returns {[string, unknown[]]}
+ */
+export function callSql(fn, args, columns = null) {
+  const types = SIGNATURES[fn];
+  if (!types) throw new TypeError(`no memtx function ${fn} in this client`);
+  // a JSON null is a value (jsonb 'null'); elsewhere null means: not given
+  const names = Object.keys(args).filter((name) => args[name] !== undefined
+    && (args[name] !== null || types[name] === 'jsonb'));
+  const unknown = names.filter((name) => !(name in types));
+  if (unknown.length) throw new TypeError(`memtx.${fn} has no argument ${unknown.sort().join(', ')}`);
+  const params = names.map((name, i) => `${name} => $${i + 1}::${types[name]}`);
+  const values = names.map((name) => (types[name] === 'jsonb' ? JSON.stringify(args[name]) : args[name]));
+  const cols = columns === null ? '*'
+    : columns.map((c) => (c === 'valid' ? 'valid::text AS valid' : `"${c}"`)).join(', ');
+  return [`SELECT ${cols} FROM memtx.${fn}(${params.join(', ')})`, values];
+}
+
+/** @param {Record<string, any>} row */
+function decode(row) {
+  for (const key of Object.keys(row)) {
+    const v = row[key];
+    if (IDS.has(key) && typeof v === 'string') row[key] = Number(v);
+    else if (ID_ARRAYS.has(key)) row[key] = (v ?? []).map(Number);
+  }
+  return row;
+}
+
+/** An agent's memory session in one namespace, over one pg queryable. */
+export class Memory {
+  /**
+   * @param {Queryable} db
+   * @param {{ namespace?: string, tx?: number | null }} [options]
+   */
+  constructor(db, { namespace = 'default', tx = null } = {}) {
+    this.db = db;
+    this.namespace = namespace;
+    /** @type {number | null} */ this._tx = tx;
+    this._open = tx !== null;
+    /** what the last commit() (also the one turn() makes) decided @type {CommitResult[]} */
+    this.lastCommit = [];
+  }
+
+  /**
+   * Run one memtx function; errors with a SQLSTATE become MemtxError.
+   * @param {string} fn
+   * @param {Record<string, unknown>} args
+   * @param {string[] | null} [columns]
+   * @returns {Promise<Record<string, any>[]>}
+   */
+  async call(fn, args, columns = null) {
+    const [text, values] = callSql(fn, args, columns);
+    try {
+      const { rows } = await this.db.query(text, values);
+      return rows.map(decode);
+    } catch (err) {
+      throw fromPg(err) ?? err;
+    }
+  }
+
+  /** @param {string} fn @param {Record<string, unknown>} args */
+  async _scalar(fn, args) {
+    const [row] = await this.call(fn, args);
+    return Object.values(row)[0];
+  }
+
+  /** The current memtx transaction (NoTransaction when none was begun). */
+  get tx() {
+    if (this._tx === null) throw new NoTransaction('no memtx transaction: call begin() or use turn() first');
+    return this._tx;
+  }
+
+  /** Whether this session began (or attached) a transaction it has not ended. */
+  get isOpen() {
+    return this._open;
+  }
+
+  // -------------------------------------------------------- transactions
+
+  /**
+   * Open a memtx transaction in the namespace and make it current.  tier,
+   * agent and isolation are for a harness opening a turn on an agent's behalf.
+   * @param {{ tier?: string, agent?: string, isolation?: string }} [options]
+   * @returns {Promise<number>}
+   */
+  async begin({ tier, agent, isolation } = {}) {
+    const tx = Number(await this._scalar('begin', { namespace: this.namespace, tier, agent, isolation }));
+    this.attach(tx);
+    this.lastCommit = [];
+    return tx;
+  }
+
+  /** Make an existing memtx transaction current (e.g. one a harness began). @param {number} tx */
+  attach(tx) {
+    this._tx = tx;
+    this._open = true;
+  }
+
+  /** Forget the current transaction (it was ended, or its lease expired, elsewhere). */
+  detach() {
+    this._open = false;
+  }
+
+  /**
+   * Run the commit pipeline; one result per staged record, in staging order.
+   * Idempotent: a repeat returns the stored outcome.
+   * @returns {Promise<CommitResult[]>}
+   */
+  async commit() {
+    this.lastCommit = /** @type {CommitResult[]} */ (await this.call('commit', { tx: this.tx }, COLUMNS.commit));
+    this._open = false;
+    return this.lastCommit;
+  }
+
+  /**
+   * Abort the transaction: its staging is revoked and repaired like any retraction.
+   * @returns {Promise<Repair[]>}
+   */
+  async abort() {
+    const repairs = /** @type {Repair[]} */ (await this.call('abort', { tx: this.tx }, COLUMNS.repair));
+    this._open = false;
+    return repairs;
+  }
+
+  /**
+   * One agent turn: begin, run fn(this); then commit if still open (the
+   * outcome is in lastCommit), or, when fn throws, abort if still open and
+   * rethrow.
+   * @template T
+   * @param {(memory: Memory) => Promise<T> | T} fn
+   * @param {{ tier?: string, agent?: string, isolation?: string }} [options]
+   * @returns {Promise<T>}
+   */
+  async turn(fn, options = {}) {
+    await this.begin(options);
+    let result;
+    try {
+      result = await fn(this);
+    } catch (err) {
+      if (this._open) {
+        try {
+          await this.abort();
+        } catch (abortErr) {
+          throw new AggregateError([err, abortErr], `the turn failed and memtx.abort(${this._tx}) failed too`);
+        }
+      }
+      throw err;
+    }
+    if (this._open) await this.commit();
+    return result;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /**
+   * What the transaction sees (a slot, an entity, or the namespace); joins its read set.
+   * @param {string} [entity]
+   * @param {string} [attribute]
+   * @returns {Promise<MemoryRecord[]>}
+   */
+  async read(entity, attribute) {
+    return /** @type {any} */ (await this.call('read', { tx: this.tx, entity, attribute }, COLUMNS.record));
+  }
+
+  /**
+   * The best k visible full-text matches, best first; they join the read set.
+   * @param {string} query
+   * @param {{ k?: number, entity_prefix?: string }} [options]
+   * @returns {Promise<Recalled[]>}
+   */
+  async recall(query, { k, entity_prefix } = {}) {
+    return /** @type {any} */ (await this.call('recall', { tx: this.tx, query, k, entity_prefix }, COLUMNS.recalled));
+  }
+
+  /**
+   * Active records on the slot (or entity) readable by the role, without a
+   * transaction: no read set, no lease, no write (works on a hot standby).
+   * @param {string} entity
+   * @param {string} [attribute]
+   * @returns {Promise<MemoryRecord[]>}
+   */
+  async lookup(entity, attribute) {
+    return /** @type {any} */ (await this.call('lookup', { entity, attribute, namespace: this.namespace }, COLUMNS.record));
+  }
+
+  /**
+   * The disposition of a proposal id, or null when unknown or unreadable.
+   * @param {string} proposal
+   * @returns {Promise<Outcome | null>}
+   */
+  async outcome(proposal) {
+    const rows = await this.call('outcome', { proposal, namespace: this.namespace }, COLUMNS.outcome);
+    return /** @type {any} */ (rows[0] ?? null);
+  }
+
+  // --------------------------------------------------------------- writes
+
+  /**
+   * Stage a tentative record (value: any JSON value); returns its id.
+   * @param {string} entity
+   * @param {string} attribute
+   * @param {JSON} value
+   * @param {StageOptions} [options]
+   * @returns {Promise<number>}
+   */
+  async stage(entity, attribute, value, options = {}) {
+    return Number(await this._scalar('stage', { ...options, tx: this.tx, entity, attribute, value }));
+  }
+
+  /**
+   * Retract a record and repair everything derived from it, by kind.
+   * @param {number} record
+   * @param {string} [note]
+   * @returns {Promise<Repair[]>}
+   */
+  async revoke(record, note) {
+    return /** @type {any} */ (await this.call('revoke', { record, note }, COLUMNS.repair));
+  }
+
+  // ---------------------------------------------------------- action time
+
+  /**
+   * Whether the tool may run now; writes nothing.
+   * @param {string} tool
+   * @returns {Promise<GateResult>}
+   */
+  async gate(tool) {
+    const [row] = await this.call('gate', { tx: this.tx, tool }, COLUMNS.gate);
+    return /** @type {GateResult} */ (row);
+  }
+
+  /**
+   * Gate a tool call on its declared inputs and record the decision.  Run the
+   * effect only when `allowed`; a repeat under the same effectKey returns the
+   * stored decision (same action_id) and records nothing.
+   * @param {string} tool
+   * @param {JSON} args
+   * @param {number[]} [derivedFrom]
+   * @param {string} [effectKey]
+   * @returns {Promise<ActResult>}
+   */
+  async act(tool, args, derivedFrom = [], effectKey) {
+    const [row] = await this.call('act', {
+      tx: this.tx, tool, args, derived_from: derivedFrom, effect_key: effectKey,
+    }, COLUMNS.act);
+    return /** @type {ActResult} */ (row);
+  }
+
+  // ----------------------------------------------------- tool definitions
+
+  /**
+   * Tool definitions for LLM function calling: 'openai', 'anthropic' or 'mcp'.
+   * @param {string} [format]
+   * @returns {Promise<Record<string, any>[]>}
+   */
+  async toolSpecs(format = 'openai') {
+    return /** @type {any} */ (await this._scalar('tool_specs', { format }));
+  }
+}
