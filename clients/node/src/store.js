@@ -35,7 +35,7 @@
  * @module memtx/store
  */
 import pg from 'pg';
-import { BaseStore, validateNamespace, InvalidNamespaceError } from '@langchain/langgraph-checkpoint';
+import { BaseStore, validateNamespace } from '@langchain/langgraph-checkpoint';
 import { MemtxError, InvalidArgument, fromPg } from './memory.js';
 
 /** A put the commit pipeline did not admit: nothing changed in the store. */
@@ -171,14 +171,20 @@ export class MemtxStore extends BaseStore {
    *   (a connection string or pg's pool options; none: the PG* environment)
    * @param {string} [options.namespace] the memtx namespace of this store (default 'default')
    * @param {string} [options.source] the memtx source the store's records carry (default none)
+   * @param {'private' | 'shared' | 'public'} [options.scope] the records' scope (default private)
+   * @param {string[]} [options.readers] roles that may read the store's records besides their owner
+   * @param {string[]} [options.writers] roles that may overwrite them besides their owner
    */
-  constructor({ pool, connectionOptions, namespace = 'default', source } = {}) {
+  constructor({ pool, connectionOptions, namespace = 'default', source, scope = 'private', readers = [], writers = [] } = {}) {
     super();
     this.ownsPool = !pool;
     this.pool = pool ?? new pg.Pool(typeof connectionOptions === 'string'
       ? { connectionString: connectionOptions } : connectionOptions);
     this.namespace = namespace;
     this.source = source ?? null;
+    this.scope = scope;
+    this.readers = readers;
+    this.writers = writers;
   }
 
   /** @param {string} connectionString */
@@ -208,7 +214,7 @@ export class MemtxStore extends BaseStore {
     const client = await this.pool.connect();
     try {
       const results = [];
-      for (const op of operations) results.push(await this.run(client, op));
+      for (const op of operations) results.push(await this.#run(client, op));
       return results;
     } catch (err) {
       throw fromPg(err) ?? err;
@@ -217,15 +223,20 @@ export class MemtxStore extends BaseStore {
     }
   }
 
-  async run(client, op) {
-    if ('namespacePrefix' in op) return op.query ? this.recall(client, op) : this.list(client, op);
-    if ('matchConditions' in op || !('key' in op)) return this.listNamespaces_(client, op);
-    if (!('value' in op)) return this.get_(client, op);
-    if (op.value === null) return this.delete_(client, op);
-    return this.put_(client, op);
+  async #run(client, op) {
+    if ('namespacePrefix' in op) return op.query ? this.#recall(client, op) : this.#list(client, op);
+    if ('matchConditions' in op || !('key' in op)) return this.#namespaces(client, op);
+    if (!('value' in op)) return this.#get(client, op);
+    if (op.value === null) return this.#delete(client, op);
+    return this.#put(client, op);
   }
 
-  async get_(client, { namespace, key }) {
+  /** A memtx transaction in the store's namespace, at the role's configured tier. */
+  async #begin(client) {
+    return (await client.query('SELECT memtx.begin(namespace => $1) AS tx', [this.namespace])).rows[0].tx;
+  }
+
+  async #get(client, { namespace, key }) {
     const { rows } = await client.query(
       `SELECT r.entity, r.attribute, r.value, r.created_at AS updated_at, ${CREATED_AT} AS created_at
          FROM memtx.lookup($1, $2, $3) r ORDER BY r.id DESC LIMIT 1`,
@@ -233,11 +244,12 @@ export class MemtxStore extends BaseStore {
     return rows.length ? toItem(rows[0]) : null;
   }
 
-  async put_(client, { namespace, key, value }) {
-    const outcome = await this.transaction(client, async () => {
-      const tx = (await client.query('SELECT memtx.begin(namespace => $1) AS tx', [this.namespace])).rows[0].tx;
-      await client.query('SELECT memtx.stage($1, $2, $3, $4::jsonb, source => $5)',
-        [tx, encodeNamespace(namespace), key, JSON.stringify(value), this.source]);
+  async #put(client, { namespace, key, value }) {
+    const outcome = await transaction(client, async () => {
+      const tx = await this.#begin(client);
+      await client.query(`SELECT memtx.stage($1, $2, $3, $4::jsonb, source => $5, scope => $6::memtx.scope,
+                                              readers => $7::text[], writers => $8::text[])`,
+        [tx, encodeNamespace(namespace), key, JSON.stringify(value), this.source, this.scope, this.readers, this.writers]);
       return (await client.query('SELECT record_id, state, reason FROM memtx.commit($1)', [tx])).rows[0];
     });
     if (outcome.state !== 'committed' && outcome.state !== 'action_safe') {
@@ -245,14 +257,14 @@ export class MemtxStore extends BaseStore {
     }
   }
 
-  async delete_(client, { namespace, key }) {
-    await this.transaction(client, () => client.query(
+  async #delete(client, { namespace, key }) {
+    await transaction(client, () => client.query(
       'SELECT memtx.revoke(r.id, $4) FROM memtx.lookup($1, $2, $3) r ORDER BY r.id',
       [encodeNamespace(namespace), key, this.namespace, DELETE_NOTE]));
   }
 
   /** A search without a query: the latest value of each item under the prefix, newest first. */
-  async list(client, { namespacePrefix, filter, limit = 10, offset = 0 }) {
+  async #list(client, { namespacePrefix, filter, limit = 10, offset = 0 }) {
     const params = [this.namespace, encodeNamespace(namespacePrefix)];
     const where = filterSql(filter, params, 'r.value');
     params.push(limit, offset);
@@ -270,10 +282,10 @@ export class MemtxStore extends BaseStore {
   }
 
   /** A search with a query: memtx.recall's ranking, best first, filtered and paged. */
-  async recall(client, { namespacePrefix, query, filter, limit = 10, offset = 0 }) {
+  async #recall(client, { namespacePrefix, query, filter, limit = 10, offset = 0 }) {
     const k = filter && Object.keys(filter).length ? RECALL_MAX : Math.min(RECALL_MAX, offset + limit);
-    return this.transaction(client, async () => {
-      const tx = (await client.query('SELECT memtx.begin(namespace => $1) AS tx', [this.namespace])).rows[0].tx;
+    return transaction(client, async () => {
+      const tx = await this.#begin(client);
       const params = [tx, query, k, encodeNamespace(namespacePrefix)];
       const where = filterSql(filter, params, 'h.value');
       params.push(limit, offset);
@@ -291,10 +303,11 @@ export class MemtxStore extends BaseStore {
     });
   }
 
-  async listNamespaces_(client, { matchConditions = [], maxDepth, limit = 100, offset = 0 }) {
+  async #namespaces(client, { matchConditions = [], maxDepth, limit = 100, offset = 0 }) {
     // the literal labels a prefix starts with narrow the read; the rest is matched here
     const prefix = matchConditions.find((c) => c.matchType === 'prefix')?.path ?? [];
-    const literal = prefix.slice(0, (prefix.indexOf('*') + 1 || prefix.length + 1) - 1);
+    const star = prefix.indexOf('*');
+    const literal = star < 0 ? prefix : prefix.slice(0, star);
     const { rows } = await client.query(
       `SELECT DISTINCT r.entity FROM memtx.records r
         WHERE r.namespace = $1 AND memtx.is_active(r.state) AND starts_with(r.entity, $2)`,
@@ -306,19 +319,6 @@ export class MemtxStore extends BaseStore {
       found = [...seen.values()];
     }
     return found.sort(compareNamespaces).slice(offset, offset + limit);
-  }
-
-  /** Runs fn inside BEGIN ... COMMIT on client (ROLLBACK when it throws). */
-  async transaction(client, fn) {
-    await client.query('BEGIN');
-    try {
-      const result = await fn();
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    }
   }
 }
 
@@ -334,8 +334,22 @@ function validateOperation(op) {
     for (const c of op.matchConditions ?? []) validateNamespace(c.path, { allowEmpty: true, allowReservedRoot: true });
   } else if ('value' in op && op.value !== null) {
     validateNamespace(op.namespace);
-    if (typeof op.key !== 'string' || op.key === '') throw new InvalidNamespaceError('Keys must be non-empty strings.');
+    // memtx attributes are non-empty text
+    if (typeof op.key !== 'string' || op.key === '') throw new InvalidArgument('Keys must be non-empty strings.');
   } else {
     validateNamespace(op.namespace, { allowReservedRoot: true });
+  }
+}
+
+/** Runs fn inside BEGIN ... COMMIT on client (ROLLBACK when it throws). */
+async function transaction(client, fn) {
+  await client.query('BEGIN');
+  try {
+    const result = await fn();
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
   }
 }

@@ -12,23 +12,23 @@ import pg from 'pg';
 import { InMemoryStore } from '@langchain/langgraph-checkpoint';
 import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import { MemtxStore, PutRefused, encodeNamespace, decodeNamespace } from '../src/store.js';
+import { freshDatabase } from './db.js';
 
-const database = `memtx_store_test_${process.pid}`;
+const database = 'memtx_node_store';
+const AGENTS = ['store_agent_a', 'store_agent_b'];
+let db;
 let admin;
 let pool;
 
 before(async () => {
-  admin = new pg.Client();
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
+  db = await freshDatabase(database, AGENTS);
+  admin = db.harness;
   pool = new pg.Pool({ database });
-  await pool.query('CREATE EXTENSION memtx CASCADE');
 });
 
 after(async () => {
   await pool?.end();
-  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-  await admin.end();
+  await db?.drop();
 });
 
 let made = 0;
@@ -178,6 +178,16 @@ behaviour('unicode labels, keys and values; dotted and spaced keys', {
   ],
   then: (r) => assert.deepEqual(r.ok.map((i) => i?.value ?? null),
     [{ couleur: 'vert 🌿' }, { dotted: true }, { odd: 'key' }, null]),
+});
+
+behaviour('an empty key', {
+  when: async (s) => { await s.put(['crud'], '', { v: 1 }); return s.get(['crud'], ''); },
+  differs: {
+    why: 'a memtx attribute is non-empty text, so MemtxStore refuses the empty key; PostgresStore stores it',
+    reference: (r) => assert.deepEqual(r.ok, { namespace: ['crud'], key: '', value: { v: 1 } }),
+    memtx: (r) => assert.match(r.error, /Keys must be non-empty strings/),
+    memory: false,
+  },
 });
 
 // ---------------------------------------------------------------- batch
@@ -569,4 +579,41 @@ test('namespace encoding: labels escape the separator and the escape, prefixes s
 test('a store refuses an unknown filter operator', async () => {
   const store = new MemtxStore({ pool, namespace: 'langgraph_filter' });
   await assert.rejects(store.search(['docs'], { filter: { n: { $regex: 'x' } } }), /unknown filter operator \$regex/);
+});
+
+test('roles: a store writes as its role; sharing is the records\' readers and writers', async () => {
+  await admin.query("SELECT memtx.grant_namespace('team_notes', r) FROM unnest($1::text[]) r", [AGENTS]);
+  const stores = [];
+  const as = (role, options = {}) => {
+    const store = new MemtxStore({ connectionOptions: { database, user: role, password: db.password }, namespace: 'team_notes', ...options });
+    stores.push(store);
+    return store;
+  };
+  const [a, b] = AGENTS;
+  try {
+    const alice = as(a);
+    const bob = as(b);
+    await alice.put(['notes'], 'private', { text: 'mine' });
+    assert.equal(await bob.get(['notes'], 'private'), null);
+    assert.deepEqual(await bob.search(['notes']), []);
+    assert.deepEqual(await bob.listNamespaces(), []);
+    // a private item of another role is not bob's to overwrite
+    await assert.rejects(bob.put(['notes'], 'private', { text: 'bob was here' }),
+      (err) => err instanceof PutRefused && err.reason === 'write_not_permitted');
+    assert.deepEqual((await alice.get(['notes'], 'private')).value, { text: 'mine' });
+
+    const aliceShares = as(a, { scope: 'shared', readers: [b], writers: [b] });
+    const bobShares = as(b, { scope: 'shared', readers: [a], writers: [a] });
+    await aliceShares.put(['notes'], 'shared', { text: 'ours' });
+    assert.deepEqual((await bob.get(['notes'], 'shared')).value, { text: 'ours' });
+    await bobShares.put(['notes'], 'shared', { text: 'ours, edited' });
+    assert.deepEqual((await alice.get(['notes'], 'shared')).value, { text: 'ours, edited' });
+    assert.deepEqual((await bob.search(['notes'])).map((i) => i.key), ['shared']);
+    // a delete revokes, which only the record's owner (or a harness) may
+    await assert.rejects(alice.delete(['notes'], 'shared'), (err) => err.sqlstate === '42501');
+    await bobShares.delete(['notes'], 'shared');
+    assert.equal(await alice.get(['notes'], 'shared'), null);
+  } finally {
+    for (const store of stores) await store.stop();
+  }
 });
