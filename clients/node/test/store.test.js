@@ -617,3 +617,33 @@ test('roles: a store writes as its role; sharing is the records\' readers and wr
     for (const store of stores) await store.stop();
   }
 });
+
+test('the store\'s reads use the indexes of memtx.records, never a scan of it', async () => {
+  // 2000 records in another namespace: a scan would read them all
+  const tx = (await admin.query("SELECT memtx.begin(namespace => 'bulk') AS tx")).rows[0].tx;
+  await admin.query("SELECT memtx.stage($1, 'e' || i || ':', 'k', to_jsonb(i)) FROM generate_series(1, 2000) i", [tx]);
+  await admin.query('SELECT memtx.commit($1)', [tx]);
+  await admin.query('ANALYZE memtx.records');
+  // a pool whose clients note every statement
+  const statements = [];
+  const noting = {
+    query: (text, values) => pool.query(text, values),
+    async connect() {
+      const client = await pool.connect();
+      return { query: (text, values) => { statements.push([text, values]); return client.query(text, values); }, release: () => client.release() };
+    },
+  };
+  const store = new MemtxStore({ pool: noting, namespace: 'langgraph_plans' });
+  await docs(store);
+  await store.get(['docs'], 'doc1');
+  await store.search(['docs'], { filter: { difficulty: 'beginner' } });
+  await store.search(['docs'], { query: 'programming', filter: { difficulty: 'beginner' } });
+  await store.listNamespaces({ prefix: ['docs'] });
+  await store.delete(['docs'], 'doc2');
+  const reads = statements.filter(([text]) => /memtx\.(records|lookup|recall)/.test(text));
+  assert.ok(reads.length >= 5);
+  for (const [text, values] of reads) {
+    const plan = (await pool.query(`EXPLAIN ${text}`, values)).rows.map((row) => row['QUERY PLAN']).join('\n');
+    assert.doesNotMatch(plan, /Seq Scan on records/, `${text}\n${plan}`);
+  }
+});
