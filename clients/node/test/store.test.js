@@ -113,6 +113,20 @@ behaviour('a second put updates the value, keeps createdAt and moves updatedAt',
   then: (r) => assert.deepEqual(r.ok, [{ foo: 'bar' }, { foo: 'baz', extra: 123 }, true, true]),
 });
 
+behaviour('putting the same value again moves updatedAt; the item stays one item', {
+  when: async (s) => {
+    await s.put(['crud', 'same'], 'k', { v: 1 });
+    const first = await s.get(['crud', 'same'], 'k');
+    await s.put(['crud', 'same'], 'k', { v: 1 });
+    const second = await s.get(['crud', 'same'], 'k');
+    const found = await s.search(['crud']);
+    await s.delete(['crud', 'same'], 'k');
+    return [second.value, second.createdAt.getTime() === first.createdAt.getTime(),
+      second.updatedAt > first.updatedAt, found.length, await s.get(['crud', 'same'], 'k')];
+  },
+  then: (r) => assert.deepEqual(r.ok, [{ v: 1 }, true, true, 1, null]),
+});
+
 behaviour('delete removes the item', {
   given: (s) => s.put(['crud', 'delete'], 'item3', { toDelete: true }),
   when: async (s) => { await s.delete(['crud', 'delete'], 'item3'); return s.get(['crud', 'delete'], 'item3'); },
