@@ -1,0 +1,663 @@
+// MemtxStore against LangGraph's own PostgresStore, case by case, on one
+// server.  The cases are the behaviours LangGraph's PostgresStore
+// integration tests pin down (CRUD, batch, search, namespace listing) plus
+// the edges around them; each runs on a fresh reference store (a schema of
+// its own) and a fresh MemtxStore (a memtx namespace of its own), and the
+// two must give the same result.  Where they may not, the case says why and
+// asserts each side; InMemoryStore, the library's own semantics, sides with
+// MemtxStore there.  The database is this file's own, dropped at the end.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { InMemoryStore } from '@langchain/langgraph-checkpoint';
+import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
+import { MemtxStore, PutRefused, encodeNamespace, decodeNamespace } from '../src/store.js';
+import { freshDatabase } from './db.js';
+
+const database = 'memtx_node_store';
+const AGENTS = ['store_agent_a', 'store_agent_b'];
+let db;
+let admin;
+let pool;
+
+before(async () => {
+  db = await freshDatabase(database, AGENTS);
+  admin = db.harness;
+  pool = new pg.Pool({ database });
+});
+
+after(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+let made = 0;
+/** A fresh reference store, MemtxStore and InMemoryStore; stop() ends them. */
+async function freshStores() {
+  made += 1;
+  const reference = new PostgresStore({ connectionOptions: { database }, schema: `reference_${made}` });
+  await reference.setup();
+  const memtx = new MemtxStore({ pool, namespace: `langgraph_case_${made}` });
+  await memtx.setup();
+  const memory = new InMemoryStore();
+  return { reference, memtx, memory, stop: () => reference.stop() };
+}
+
+/** An item as compared: namespace, key, value (its dates are checked here). */
+function view(result) {
+  if (Array.isArray(result)) return result.map(view);
+  if (result && typeof result === 'object' && 'key' in result && 'createdAt' in result) {
+    assert.ok(result.createdAt instanceof Date && result.updatedAt instanceof Date, 'dates are Dates');
+    assert.ok(result.createdAt <= result.updatedAt, 'createdAt <= updatedAt');
+    return { namespace: result.namespace, key: result.key, value: result.value };
+  }
+  return result;
+}
+
+/** { ok: view(result) } or { error: message } of one run of a case. */
+async function outcome(store, { given, when }) {
+  try {
+    if (given) await given(store);
+    return { ok: view(await when(store)) };
+  } catch (err) {
+    return { error: err.message };
+  }
+}
+
+const keysOf = (r) => r.ok.map((item) => item.key);
+const sorted = (a) => [...a].sort();
+
+/**
+ * One behaviour: `given` fills a store, `when` is the call compared,
+ * `then` asserts the behaviour itself on the (shared) outcome.  A case with
+ * `differs` is a deliberate difference: `why`, and the assertion on each side.
+ */
+function behaviour(name, spec) {
+  test(name, async () => {
+    const { reference, memtx, memory, stop } = await freshStores();
+    try {
+      const expected = await outcome(reference, spec);
+      const got = await outcome(memtx, spec);
+      if (spec.differs) {
+        spec.differs.reference(expected);
+        spec.differs.memtx(got);
+        assert.notDeepEqual(got, expected, 'a listed difference that is no difference');
+        if (spec.differs.memory !== false) assert.deepEqual(await outcome(memory, spec), got, 'InMemoryStore agrees with MemtxStore');
+      } else {
+        assert.deepEqual(got, expected);
+        spec.then?.(got);
+      }
+    } finally {
+      await stop();
+    }
+  });
+}
+
+// ---------------------------------------------------------------- CRUD
+
+behaviour('put then get returns the item', {
+  given: (s) => s.put(['crud', 'simple'], 'item1', { foo: 'bar', num: 42 }),
+  when: (s) => s.get(['crud', 'simple'], 'item1'),
+  then: (r) => assert.deepEqual(r.ok, { namespace: ['crud', 'simple'], key: 'item1', value: { foo: 'bar', num: 42 } }),
+});
+
+behaviour('a second put updates the value, keeps createdAt and moves updatedAt', {
+  when: async (s) => {
+    await s.put(['crud', 'update'], 'item2', { foo: 'bar' });
+    const first = await s.get(['crud', 'update'], 'item2');
+    await s.put(['crud', 'update'], 'item2', { foo: 'baz', extra: 123 });
+    const second = await s.get(['crud', 'update'], 'item2');
+    return [first.value, second.value, second.createdAt.getTime() === first.createdAt.getTime(),
+      second.updatedAt > first.updatedAt];
+  },
+  then: (r) => assert.deepEqual(r.ok, [{ foo: 'bar' }, { foo: 'baz', extra: 123 }, true, true]),
+});
+
+behaviour('putting the same value again moves updatedAt; the item stays one item', {
+  when: async (s) => {
+    await s.put(['crud', 'same'], 'k', { v: 1 });
+    const first = await s.get(['crud', 'same'], 'k');
+    await s.put(['crud', 'same'], 'k', { v: 1 });
+    const second = await s.get(['crud', 'same'], 'k');
+    const found = await s.search(['crud']);
+    await s.delete(['crud', 'same'], 'k');
+    return [second.value, second.createdAt.getTime() === first.createdAt.getTime(),
+      second.updatedAt > first.updatedAt, found.length, await s.get(['crud', 'same'], 'k')];
+  },
+  then: (r) => assert.deepEqual(r.ok, [{ v: 1 }, true, true, 1, null]),
+});
+
+behaviour('delete removes the item', {
+  given: (s) => s.put(['crud', 'delete'], 'item3', { toDelete: true }),
+  when: async (s) => { await s.delete(['crud', 'delete'], 'item3'); return s.get(['crud', 'delete'], 'item3'); },
+  then: (r) => assert.equal(r.ok, null),
+});
+
+behaviour('deleting a missing item does nothing', {
+  when: async (s) => { await s.delete(['crud', 'delete'], 'nothing'); return s.search(['crud']); },
+  then: (r) => assert.deepEqual(r.ok, []),
+});
+
+behaviour('a put after a delete starts a new item (createdAt anew)', {
+  when: async (s) => {
+    await s.put(['crud', 'again'], 'k', { n: 1 });
+    const first = await s.get(['crud', 'again'], 'k');
+    await s.delete(['crud', 'again'], 'k');
+    await s.put(['crud', 'again'], 'k', { n: 2 });
+    const second = await s.get(['crud', 'again'], 'k');
+    return [second.value, second.createdAt > first.createdAt];
+  },
+  then: (r) => assert.deepEqual(r.ok, [{ n: 2 }, true]),
+});
+
+const complexValue = {
+  string: 'test', number: 42, boolean: true, null: null, array: [1, 2, 3, 'four'],
+  nested: { deep: { value: 'nested data' } },
+};
+behaviour('complex JSON values round-trip', {
+  given: (s) => s.put(['crud', 'complex'], 'item4', complexValue),
+  when: async (s) => (await s.get(['crud', 'complex'], 'item4')).value,
+  then: (r) => assert.deepEqual(r.ok, complexValue),
+});
+
+behaviour('get of a missing item is null', {
+  when: (s) => s.get(['crud', 'missing'], 'nope'),
+  then: (r) => assert.equal(r.ok, null),
+});
+
+for (const [label, namespace, message] of [
+  ['an empty namespace', [], /Namespace cannot be empty/],
+  ['a label with a period', ['invalid.namespace'], /Namespace labels cannot contain periods/],
+  ['an empty label', ['valid', ''], /Namespace labels cannot be empty strings/],
+  ['a label that is not a string', ['valid', 123], /Namespace labels must be strings/],
+  ['the reserved root label', ['langgraph'], /Root label for namespace cannot be "langgraph"/],
+]) {
+  behaviour(`put refuses ${label}`, {
+    when: (s) => s.put(namespace, 'key', { foo: 'bar' }),
+    then: (r) => assert.match(r.error, message),
+  });
+}
+
+behaviour('unicode labels, keys and values; dotted and spaced keys', {
+  given: async (s) => {
+    await s.put(['用户', 'élodie'], 'préférences.thème', { couleur: 'vert 🌿' });
+    await s.put(['用户', 'élodie'], 'a.b.c', { dotted: true });
+    await s.put(['用户', 'élodie'], 'with space/and:colon', { odd: 'key' });
+  },
+  when: async (s) => [
+    await s.get(['用户', 'élodie'], 'préférences.thème'),
+    await s.get(['用户', 'élodie'], 'a.b.c'),
+    await s.get(['用户', 'élodie'], 'with space/and:colon'),
+    await s.get(['用户', 'élodie'], 'a'),
+  ],
+  then: (r) => assert.deepEqual(r.ok.map((i) => i?.value ?? null),
+    [{ couleur: 'vert 🌿' }, { dotted: true }, { odd: 'key' }, null]),
+});
+
+behaviour('an empty key', {
+  when: async (s) => { await s.put(['crud'], '', { v: 1 }); return s.get(['crud'], ''); },
+  differs: {
+    why: 'a memtx attribute is non-empty text, so MemtxStore refuses the empty key; PostgresStore stores it',
+    reference: (r) => assert.deepEqual(r.ok, { namespace: ['crud'], key: '', value: { v: 1 } }),
+    memtx: (r) => assert.match(r.error, /Keys must be non-empty strings/),
+    memory: false,
+  },
+});
+
+// ---------------------------------------------------------------- batch
+
+behaviour('batch runs puts and a get in order', {
+  when: (s) => s.batch([
+    { namespace: ['batch'], key: 'item1', value: { data: 'first' } },
+    { namespace: ['batch'], key: 'item2', value: { data: 'second' } },
+    { namespace: ['batch'], key: 'item1' },
+  ]),
+  then: (r) => assert.deepEqual(r.ok, [undefined, undefined,
+    { namespace: ['batch'], key: 'item1', value: { data: 'first' } }]),
+});
+
+behaviour('batch mixing put, delete, get, search and listNamespaces', {
+  given: (s) => s.put(['mix', 'a'], 'gone', { v: 0 }),
+  when: (s) => s.batch([
+    { namespace: ['mix', 'a'], key: 'k1', value: { v: 1 } },
+    { namespace: ['mix', 'b'], key: 'k2', value: { v: 2 } },
+    { namespace: ['mix', 'a'], key: 'gone', value: null },
+    { namespace: ['mix', 'a'], key: 'gone' },
+    { namespacePrefix: ['mix', 'a'], filter: { v: 1 }, limit: 10, offset: 0 },
+    { matchConditions: [{ matchType: 'prefix', path: ['mix'] }], limit: 10, offset: 0 },
+  ]),
+  then: (r) => assert.deepEqual(r.ok, [undefined, undefined, undefined, null,
+    [{ namespace: ['mix', 'a'], key: 'k1', value: { v: 1 } }], [['mix', 'a'], ['mix', 'b']]]),
+});
+
+behaviour('a batch with an invalid operation is refused', {
+  when: (s) => s.batch([
+    { namespace: ['batch'], key: 'item1', value: { data: 'first' } },
+    { namespace: [], key: 'item2', value: { data: 'invalid' } },
+    { namespace: ['batch'], key: 'item1' },
+  ]),
+  then: (r) => assert.match(r.error, /Namespace cannot be empty/),
+});
+
+behaviour('what a refused batch leaves behind', {
+  when: async (s) => {
+    await s.batch([
+      { namespace: ['batch'], key: 'item1', value: { data: 'first' } },
+      { namespace: [], key: 'item2', value: { data: 'invalid' } },
+    ]).catch(() => {});
+    return s.get(['batch'], 'item1');
+  },
+  differs: {
+    why: 'MemtxStore checks every operation before running any, so a refused batch writes nothing; '
+      + 'PostgresStore runs the operations before the invalid one',
+    reference: (r) => assert.deepEqual(r.ok?.value, { data: 'first' }),
+    memtx: (r) => assert.equal(r.ok, null),
+    memory: false,
+  },
+});
+
+// ---------------------------------------------------------------- search
+
+async function docs(s) {
+  await s.put(['docs'], 'doc1', {
+    title: 'JavaScript Guide', content: 'Complete guide to JavaScript programming',
+    category: 'programming', difficulty: 'beginner', tags: ['javascript', 'web', 'tutorial'], pages: 120,
+    meta: { lang: 'en', level: 1 },
+  });
+  await s.put(['docs'], 'doc2', {
+    title: 'TypeScript Handbook', content: 'Advanced TypeScript programming techniques',
+    category: 'programming', difficulty: 'intermediate', tags: ['typescript', 'javascript', 'types'], pages: 300,
+  });
+  await s.put(['docs'], 'doc3', {
+    title: 'Python Basics', content: 'Introduction to Python programming language',
+    category: 'programming', difficulty: 'beginner', tags: ['python', 'basics'], pages: 80, draft: true,
+    meta: { lang: 'fr', level: 1 },
+  });
+  await s.put(['recipes'], 'recipe1', {
+    title: 'Chocolate Cake', content: 'Delicious chocolate cake recipe with detailed instructions',
+    category: 'dessert', difficulty: 'easy', tags: ['chocolate', 'cake', 'baking'], pages: 2,
+  });
+}
+
+behaviour('search without options lists the prefix, newest first', {
+  given: docs,
+  when: (s) => s.search(['docs']),
+  then: (r) => assert.deepEqual(keysOf(r), ['doc3', 'doc2', 'doc1']),
+});
+
+behaviour('search sees an update as the newest', {
+  given: async (s) => { await docs(s); await s.put(['docs'], 'doc1', { title: 'JavaScript Guide, 2nd ed.' }); },
+  when: (s) => s.search(['docs']),
+  then: (r) => assert.deepEqual(keysOf(r), ['doc1', 'doc3', 'doc2']),
+});
+
+for (const [what, filter, expected] of [
+  ['a simple filter', { category: 'programming' }, ['doc1', 'doc2', 'doc3']],
+  ['$eq', { difficulty: { $eq: 'beginner' } }, ['doc1', 'doc3']],
+  ['several conditions', { category: 'programming', difficulty: { $ne: 'advanced' } }, ['doc1', 'doc2', 'doc3']],
+  ['$ne', { difficulty: { $ne: 'beginner' } }, ['doc2']],
+  ['$in', { difficulty: { $in: ['beginner', 'intermediate'] } }, ['doc1', 'doc2', 'doc3']],
+  ['$nin', { difficulty: { $nin: ['beginner'] } }, ['doc2']],
+  ['$gt and $lte on numbers', { pages: { $gt: 80, $lte: 300 } }, ['doc1', 'doc2']],
+  ['$gte and $lt on numbers', { pages: { $gte: 80, $lt: 300 } }, ['doc1', 'doc3']],
+  ['$exists', { draft: { $exists: true } }, ['doc3']],
+  ['$exists false', { draft: { $exists: false } }, ['doc1', 'doc2']],
+  ['a boolean', { draft: true }, ['doc3']],
+  ['a number', { pages: 120 }, ['doc1']],
+  ['a nested object', { meta: { lang: 'fr' } }, ['doc3']],
+  ['an array, compared as text', { tags: ['python'] }, []],
+  ['no match', { category: 'poetry' }, []],
+]) {
+  behaviour(`search with ${what}`, {
+    given: docs,
+    when: (s) => s.search(['docs'], { filter }),
+    then: (r) => assert.deepEqual(sorted(keysOf(r)), expected),
+  });
+}
+
+behaviour('search pages with limit and offset', {
+  given: docs,
+  when: async (s) => [await s.search(['docs'], { limit: 2, offset: 0 }), await s.search(['docs'], { limit: 2, offset: 2 }),
+    await s.search(['docs'], { limit: 2, offset: 3 })],
+  then: (r) => assert.deepEqual(r.ok.map((page) => page.map((i) => i.key)), [['doc3', 'doc2'], ['doc1'], []]),
+});
+
+behaviour('search of a namespace that does not exist is empty', {
+  given: docs,
+  when: (s) => s.search(['nonexistent']),
+  then: (r) => assert.deepEqual(r.ok, []),
+});
+
+behaviour('search covers nested namespaces under the prefix', {
+  given: async (s) => {
+    await s.put(['org', 'team'], 'a', { n: 1 });
+    await s.put(['org', 'team', 'sub'], 'b', { n: 2 });
+    await s.put(['org'], 'c', { n: 3 });
+  },
+  when: (s) => s.search(['org', 'team']),
+  then: (r) => assert.deepEqual(r.ok.map((i) => [i.namespace, i.key]), [[['org', 'team', 'sub'], 'b'], [['org', 'team'], 'a']]),
+});
+
+// a full-text query: both stores rank with ts_rank, over different
+// documents, so the cases compare which items match
+for (const [what, options, expected] of [
+  ['a word', { query: 'JavaScript' }, ['doc1', 'doc2']],
+  ['a word in one value', { query: 'Python' }, ['doc3']],
+  ['a common word', { query: 'programming' }, ['doc1', 'doc2', 'doc3']],
+  ['a filter', { query: 'guide', filter: { difficulty: 'beginner' } }, ['doc1']],
+  ['no match', { query: 'chocolate' }, []],
+]) {
+  behaviour(`search with a query: ${what}`, {
+    given: docs,
+    when: async (s) => sorted((await s.search(['docs'], options)).map((i) => i.key)),
+    then: (r) => assert.deepEqual(r.ok, expected),
+  });
+}
+
+behaviour('a query ranks the better match first', {
+  given: docs,
+  when: async (s) => (await s.search(['docs'], { query: 'TypeScript' }))[0].key,
+  then: (r) => assert.equal(r.ok, 'doc2'),
+});
+
+// ---------------------------------------------------------------- listNamespaces
+
+async function tree(s) {
+  for (const ns of [['docs', 'v1'], ['docs', 'v2'], ['cache', 'temp'], ['tenant', 'a'], ['tenant', 'a', 'notes'],
+    ['tenant', 'ab'], ['tenant', 'a', 'alice'], ['users', 'alice'], ['users', 'malice'], ['alice']]) {
+    await s.put(ns, ns.join('-'), { text: 'hello', enabled: true });
+  }
+}
+
+behaviour('listNamespaces lists every namespace, in order', {
+  given: tree,
+  when: (s) => s.listNamespaces(),
+  then: (r) => assert.deepEqual(r.ok, [['alice'], ['cache', 'temp'], ['docs', 'v1'], ['docs', 'v2'],
+    ['tenant', 'a'], ['tenant', 'a', 'alice'], ['tenant', 'a', 'notes'], ['tenant', 'ab'],
+    ['users', 'alice'], ['users', 'malice']]),
+});
+
+behaviour('listNamespaces with a prefix', {
+  given: tree,
+  when: (s) => s.listNamespaces({ prefix: ['docs'] }),
+  then: (r) => assert.deepEqual(r.ok, [['docs', 'v1'], ['docs', 'v2']]),
+});
+
+behaviour('listNamespaces pages with limit and offset', {
+  given: tree,
+  when: async (s) => [await s.listNamespaces({ limit: 3 }), await s.listNamespaces({ limit: 3, offset: 8 })],
+  then: (r) => assert.deepEqual(r.ok, [[['alice'], ['cache', 'temp'], ['docs', 'v1']], [['users', 'alice'], ['users', 'malice']]]),
+});
+
+behaviour('listNamespaces of a missing prefix is empty', {
+  given: tree,
+  when: (s) => s.listNamespaces({ prefix: ['missing'] }),
+  then: (r) => assert.deepEqual(r.ok, []),
+});
+
+behaviour('a deleted item leaves no namespace behind', {
+  given: async (s) => { await s.put(['only', 'one'], 'k', { v: 1 }); await s.delete(['only', 'one'], 'k'); },
+  when: (s) => s.listNamespaces({ prefix: ['only'] }),
+  then: (r) => assert.deepEqual(r.ok, []),
+});
+
+behaviour('listNamespaces: a prefix stops at whole labels', {
+  given: tree,
+  when: (s) => s.listNamespaces({ prefix: ['tenant', 'a'] }),
+  differs: {
+    why: 'PostgresStore 1.0.5 matches the joined path with LIKE, so ["tenant", "a"] also finds ["tenant", "ab"] '
+      + '(fixed upstream after 1.0.5); MemtxStore matches whole labels',
+    reference: (r) => assert.deepEqual(r.ok, [['tenant', 'a'], ['tenant', 'a', 'alice'], ['tenant', 'a', 'notes'], ['tenant', 'ab']]),
+    memtx: (r) => assert.deepEqual(r.ok, [['tenant', 'a'], ['tenant', 'a', 'alice'], ['tenant', 'a', 'notes']]),
+  },
+});
+
+behaviour('listNamespaces: a suffix matches whole labels', {
+  given: tree,
+  when: (s) => s.listNamespaces({ suffix: ['alice'] }),
+  differs: {
+    why: 'PostgresStore 1.0.5 matches "%alice", so ["users", "malice"] ends with ["alice"] there',
+    reference: (r) => assert.deepEqual(r.ok, [['alice'], ['tenant', 'a', 'alice'], ['users', 'alice'], ['users', 'malice']]),
+    memtx: (r) => assert.deepEqual(r.ok, [['alice'], ['tenant', 'a', 'alice'], ['users', 'alice']]),
+  },
+});
+
+behaviour('listNamespaces: prefix and suffix together', {
+  given: tree,
+  when: (s) => s.listNamespaces({ prefix: ['tenant'], suffix: ['alice'] }),
+  then: (r) => assert.deepEqual(r.ok, [['tenant', 'a', 'alice']]),
+});
+
+behaviour('listNamespaces: maxDepth under a prefix', {
+  given: tree,
+  when: (s) => s.listNamespaces({ prefix: ['tenant'], maxDepth: 2 }),
+  then: (r) => assert.deepEqual(r.ok, [['tenant', 'a'], ['tenant', 'ab']]),
+});
+
+behaviour('listNamespaces: maxDepth above the deepest namespace keeps them all', {
+  given: tree,
+  when: (s) => s.listNamespaces({ prefix: ['docs'], maxDepth: 5 }),
+  then: (r) => assert.deepEqual(r.ok, [['docs', 'v1'], ['docs', 'v2']]),
+});
+
+behaviour('listNamespaces: maxDepth 1', {
+  given: tree,
+  when: (s) => s.listNamespaces({ maxDepth: 1 }),
+  differs: {
+    why: 'as above: truncation (every root label once) against dropping (only the one-label namespace)',
+    reference: (r) => assert.deepEqual(r.ok, [['alice']]),
+    memtx: (r) => assert.deepEqual(r.ok, [['alice'], ['cache'], ['docs'], ['tenant'], ['users']]),
+  },
+});
+
+behaviour('listNamespaces: "*" matches any one label', {
+  given: tree,
+  when: (s) => s.listNamespaces({ prefix: ['*', 'alice'] }),
+  differs: {
+    why: 'PostgresStore 1.0.5 takes "*" literally; InMemoryStore and MemtxStore as a wildcard label',
+    reference: (r) => assert.deepEqual(r.ok, []),
+    memtx: (r) => assert.deepEqual(r.ok, [['users', 'alice']]),
+  },
+});
+
+// ---------------------------------------------------------------- labels and prefixes
+
+behaviour('labels with "_", "%" and "\\"', {
+  when: async (s) => {
+    await s.put(['user_1', '100%', 'back\\slash'], 'k', { v: 1 });
+    return s.search(['user_1']);
+  },
+  differs: {
+    why: 'PostgresStore 1.0.5 refuses LIKE wildcards in labels (its matching is LIKE), so even "user_1"; '
+      + 'MemtxStore does not match with LIKE and accepts them, as InMemoryStore does',
+    reference: (r) => assert.match(r.error, /cannot contain SQL LIKE wildcards/),
+    memtx: (r) => assert.deepEqual(r.ok, [{ namespace: ['user_1', '100%', 'back\\slash'], key: 'k', value: { v: 1 } }]),
+  },
+});
+
+behaviour('search: a prefix stops at whole labels', {
+  given: tree,
+  when: async (s) => sorted((await s.search(['tenant', 'a'], { filter: { enabled: true } })).map((i) => i.namespace.join('/'))),
+  differs: {
+    why: 'as for listNamespaces: PostgresStore 1.0.5 finds the sibling ["tenant", "ab"] under ["tenant", "a"]',
+    reference: (r) => assert.deepEqual(r.ok, ['tenant/a', 'tenant/a/alice', 'tenant/a/notes', 'tenant/ab']),
+    memtx: (r) => assert.deepEqual(r.ok, ['tenant/a', 'tenant/a/alice', 'tenant/a/notes']),
+  },
+});
+
+behaviour('search of the empty prefix', {
+  given: docs,
+  when: async (s) => sorted((await s.search([])).map((i) => i.key)),
+  differs: {
+    why: 'the store contract lets search([]) search everything (InMemoryStore does); PostgresStore 1.0.5 refuses it',
+    reference: (r) => assert.match(r.error, /Namespace cannot be empty/),
+    memtx: (r) => assert.deepEqual(r.ok, ['doc1', 'doc2', 'doc3', 'recipe1']),
+  },
+});
+
+behaviour('a label with the ":" separator', {
+  when: async (s) => { await s.put(['a:b'], 'k', { v: 1 }); return s.listNamespaces(); },
+  differs: {
+    why: 'PostgresStore 1.0.5 stores ["a:b"] and reads it back as ["a", "b"]; the store contract '
+      + '(@langchain/langgraph-checkpoint 1.2) refuses ":" in labels, and so does MemtxStore',
+    reference: (r) => assert.deepEqual(r.ok, [['a', 'b']]),
+    memtx: (r) => assert.match(r.error, /cannot contain colons/),
+  },
+});
+
+// ---------------------------------------------------------------- concurrent writers
+
+/**
+ * Runs put while another SQL session holds an uncommitted write of the same
+ * item (begun by `hold`), waits until put blocks on it, commits the other
+ * session, and returns put's outcome and the value that stays.
+ */
+async function racedPut(store, hold) {
+  const other = await pool.connect();
+  try {
+    await other.query('BEGIN');
+    await hold(other);
+    const put = store.put(['race'], 'item', { by: 'store' }).then(() => 'committed', (err) => err);
+    for (let i = 0; ; i += 1) {
+      // asked outside the other session's transaction, which would keep one stats snapshot
+      const { rows } = await admin.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'", [database]);
+      if (rows[0].n > 0) break;
+      assert.ok(i < 500, 'the put never waited for the other writer');
+      await new Promise((resolve) => { setTimeout(resolve, 10); });
+    }
+    await other.query('COMMIT');
+    const result = await put;
+    return { result, stays: (await store.get(['race'], 'item')).value };
+  } finally {
+    other.release();
+  }
+}
+
+test('a put racing another writer: last writer wins in PostgresStore, memtx refuses the stale put', async () => {
+  const { reference, memtx, stop } = await freshStores();
+  try {
+    await reference.put(['race'], 'item', { by: 'nobody' });
+    const ref = await racedPut(reference, (c) => c.query(
+      `UPDATE ${reference.core.schema}.store SET value = '{"by": "other"}' WHERE namespace_path = 'race' AND key = 'item'`));
+    assert.deepEqual(ref, { result: 'committed', stays: { by: 'store' } });
+
+    await memtx.put(['race'], 'item', { by: 'nobody' });
+    const got = await racedPut(memtx, async (c) => {
+      const tx = (await c.query('SELECT memtx.begin(namespace => $1) AS tx', [memtx.namespace])).rows[0].tx;
+      await c.query(`SELECT memtx.stage($1, $2, 'item', '{"by": "other"}')`, [tx, encodeNamespace(['race'])]);
+      await c.query('SELECT memtx.commit($1)', [tx]);
+    });
+    assert.ok(got.result instanceof PutRefused, `${got.result}`);
+    assert.equal(got.result.state, 'quarantined');
+    assert.equal(got.result.reason, 'stale_late_write');
+    assert.deepEqual(got.stays, { by: 'other' });
+    // the refused put is on record, with its reason
+    const { rows } = await pool.query('SELECT value, state, reason FROM memtx.records WHERE id = $1', [got.result.recordId]);
+    assert.deepEqual(rows, [{ value: { by: 'store' }, state: 'quarantined', reason: 'stale_late_write' }]);
+  } finally {
+    await stop();
+  }
+});
+
+// ---------------------------------------------------------------- memtx's side
+
+test('each put is a belief commit, an update supersedes, a delete revokes', async () => {
+  const store = new MemtxStore({ pool, namespace: 'langgraph_audit' });
+  await store.put(['users', 'alice'], 'prefs', { theme: 'dark' });
+  await store.put(['users', 'alice'], 'prefs', { theme: 'light' });
+  await store.delete(['users', 'alice'], 'prefs');
+  const { rows } = await pool.query(
+    `SELECT r.entity, r.attribute, r.value, r.state, t.status,
+            (SELECT array_agg(l.note) FROM memtx.rollback_log l WHERE l.record_id = r.id) AS notes
+       FROM memtx.records r JOIN memtx.transactions t ON t.id = r.tx_id
+      WHERE r.namespace = 'langgraph_audit' ORDER BY r.id`);
+  assert.deepEqual(rows, [
+    { entity: 'users:alice:', attribute: 'prefs', value: { theme: 'dark' }, state: 'superseded', status: 'committed', notes: null },
+    { entity: 'users:alice:', attribute: 'prefs', value: { theme: 'light' }, state: 'revoked', status: 'committed',
+      notes: ['deleted through the LangGraph store'] },
+  ]);
+  assert.deepEqual((await pool.query('SELECT * FROM memtx.check_invariants()')).rows, []);
+});
+
+test('namespace encoding: labels escape the separator and the escape, prefixes stay whole-label', () => {
+  for (const ns of [['a'], ['a', 'b'], ['a:b', 'c'], ['a\\', 'b'], ['\\:', ':\\'], ['ü', '用户']]) {
+    assert.deepEqual(decodeNamespace(encodeNamespace(ns)), ns);
+  }
+  assert.equal(encodeNamespace(['users', 'alice']), 'users:alice:');
+  assert.equal(encodeNamespace(['a:b']), 'a\\:b:');
+  assert.ok(!encodeNamespace(['tenant', 'ab']).startsWith(encodeNamespace(['tenant', 'a'])));
+  assert.ok(encodeNamespace(['a\\', 'b']) !== encodeNamespace(['a\\:b']));
+});
+
+test('a store refuses an unknown filter operator', async () => {
+  const store = new MemtxStore({ pool, namespace: 'langgraph_filter' });
+  await assert.rejects(store.search(['docs'], { filter: { n: { $regex: 'x' } } }), /unknown filter operator \$regex/);
+});
+
+test('roles: a store writes as its role; sharing is the records\' readers and writers', async () => {
+  await admin.query("SELECT memtx.grant_namespace('team_notes', r) FROM unnest($1::text[]) r", [AGENTS]);
+  const stores = [];
+  const as = (role, options = {}) => {
+    const store = new MemtxStore({ connectionOptions: { database, user: role, password: db.password }, namespace: 'team_notes', ...options });
+    stores.push(store);
+    return store;
+  };
+  const [a, b] = AGENTS;
+  try {
+    const alice = as(a);
+    const bob = as(b);
+    await alice.put(['notes'], 'private', { text: 'mine' });
+    assert.equal(await bob.get(['notes'], 'private'), null);
+    assert.deepEqual(await bob.search(['notes']), []);
+    assert.deepEqual(await bob.listNamespaces(), []);
+    // a private item of another role is not bob's to overwrite
+    await assert.rejects(bob.put(['notes'], 'private', { text: 'bob was here' }),
+      (err) => err instanceof PutRefused && err.reason === 'write_not_permitted');
+    assert.deepEqual((await alice.get(['notes'], 'private')).value, { text: 'mine' });
+
+    const aliceShares = as(a, { scope: 'shared', readers: [b], writers: [b] });
+    const bobShares = as(b, { scope: 'shared', readers: [a], writers: [a] });
+    await aliceShares.put(['notes'], 'shared', { text: 'ours' });
+    assert.deepEqual((await bob.get(['notes'], 'shared')).value, { text: 'ours' });
+    await bobShares.put(['notes'], 'shared', { text: 'ours, edited' });
+    assert.deepEqual((await alice.get(['notes'], 'shared')).value, { text: 'ours, edited' });
+    assert.deepEqual((await bob.search(['notes'])).map((i) => i.key), ['shared']);
+    // a delete revokes, which only the record's owner (or a harness) may
+    await assert.rejects(alice.delete(['notes'], 'shared'), (err) => err.sqlstate === '42501');
+    await bobShares.delete(['notes'], 'shared');
+    assert.equal(await alice.get(['notes'], 'shared'), null);
+  } finally {
+    for (const store of stores) await store.stop();
+  }
+});
+
+test('the store\'s reads use the indexes of memtx.records, never a scan of it', async () => {
+  // 2000 records in another namespace: a scan would read them all
+  const tx = (await admin.query("SELECT memtx.begin(namespace => 'bulk') AS tx")).rows[0].tx;
+  await admin.query("SELECT memtx.stage($1, 'e' || i || ':', 'k', to_jsonb(i)) FROM generate_series(1, 2000) i", [tx]);
+  await admin.query('SELECT memtx.commit($1)', [tx]);
+  await admin.query('ANALYZE memtx.records');
+  // a pool whose clients note every statement
+  const statements = [];
+  const noting = {
+    query: (text, values) => pool.query(text, values),
+    async connect() {
+      const client = await pool.connect();
+      return { query: (text, values) => { statements.push([text, values]); return client.query(text, values); }, release: () => client.release() };
+    },
+  };
+  const store = new MemtxStore({ pool: noting, namespace: 'langgraph_plans' });
+  await docs(store);
+  await store.get(['docs'], 'doc1');
+  await store.search(['docs'], { filter: { difficulty: 'beginner' } });
+  await store.search(['docs'], { query: 'programming', filter: { difficulty: 'beginner' } });
+  await store.listNamespaces({ prefix: ['docs'] });
+  await store.delete(['docs'], 'doc2');
+  const reads = statements.filter(([text]) => /memtx\.(records|lookup|recall)/.test(text));
+  assert.ok(reads.length >= 5);
+  for (const [text, values] of reads) {
+    const plan = (await pool.query(`EXPLAIN ${text}`, values)).rows.map((row) => row['QUERY PLAN']).join('\n');
+    assert.doesNotMatch(plan, /Seq Scan on records/, `${text}\n${plan}`);
+  }
+});
