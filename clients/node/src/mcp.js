@@ -61,6 +61,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 
 import { COLUMNS, Memory, MemtxError, NoTransaction } from './memory.js';
 
@@ -140,7 +141,7 @@ export class McpSession {
     this.executors = { ...executors };
     /** @type {Map<number, any>} outputs of executed actions, by action_id */
     this.outputs = new Map();
-    this.ajv = new Ajv2020({ strict: false, allErrors: false });
+    this.ajv = addFormats(new Ajv2020({ strict: false }));
     /** @type {Map<string, import('ajv').ValidateFunction>} */
     this.validators = new Map();
     /** @type {Promise<number> | null} */

@@ -1,0 +1,191 @@
+// memtx-mcp as an MCP host runs it: a child process on stdio under a role of
+// its own, driven by the SDK's client (list tools; recall, stage, act blocked,
+// commit, act allowed, revoke), and the extra-tool hook of createServer.
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+
+import { createServer, InvalidArguments } from '../src/mcp.js';
+import { freshDatabase } from './db.js';
+
+const DATABASE = 'memtx_node_mcp';
+const AGENT = 'memtx_node_mcp_agent';
+const SERVER = fileURLToPath(new URL('../bin/memtx-mcp.js', import.meta.url));
+let fx;
+
+before(async () => {
+  fx = await freshDatabase(DATABASE, [AGENT]);
+  await fx.harness.query(`SELECT memtx.grant_namespace('support', '${AGENT}')`);
+  await fx.harness.query("SELECT memtx.register_source('order_lookup', 0.8)");
+  await fx.harness.query("SELECT memtx.register_tool('issue_refund', reversible => false)");
+});
+after(async () => fx?.drop());
+
+/** The agent's open memtx transactions, as the harness sees them. */
+async function openTransactions() {
+  const { rows } = await fx.harness.query(
+    "SELECT id::int FROM memtx.transactions WHERE agent = $1 AND status = 'open' ORDER BY id", [AGENT]);
+  return rows.map((r) => r.id);
+}
+
+describe('memtx-mcp over stdio', () => {
+  const client = new Client({ name: 'memtx-test-host', version: '1.0.0' });
+  /** tools/call, returning the structured result and isError */
+  const call = async (name, args) => {
+    const result = await client.callTool({ name, arguments: args });
+    assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
+    return { ...result.structuredContent, isError: result.isError };
+  };
+  let belief;
+  let refund;
+
+  before(async () => {
+    await client.connect(new StdioClientTransport({
+      command: process.execPath,
+      args: [SERVER],
+      env: {
+        PATH: process.env.PATH ?? '',
+        PGHOST: process.env.PGHOST ?? 'localhost',
+        PGPORT: process.env.PGPORT ?? '5432',
+        PGDATABASE: DATABASE,
+        PGUSER: AGENT,
+        PGPASSWORD: fx.password,
+        MEMTX_NAMESPACE: 'support',
+      },
+    }));
+  });
+
+  test('lists the memory tools and the registered domain tool, with JSON Schemas', async () => {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ['memory_recall', 'memory_read', 'memory_stage',
+      'memory_commit', 'memory_abort', 'memory_revoke', 'memory_outcome', 'issue_refund']);
+    for (const t of tools) assert.equal(t.inputSchema.type, 'object', t.name);
+    assert.deepEqual(await openTransactions(), [], 'listing tools begins no transaction');
+  });
+
+  test('recall begins the transaction lazily', async () => {
+    assert.deepEqual(await call('memory_recall', { query: 'refund for order 841' }),
+      { ok: true, records: [], isError: false });
+    assert.equal((await openTransactions()).length, 1);
+  });
+
+  test('stage, then the act gate refuses the refund as a structured result', async () => {
+    const staged = await call('memory_stage', { entity: 'order:841', attribute: 'refund_eligible',
+      value: { eligible: true }, source: 'order_lookup', confidence: 0.9 });
+    assert.equal(staged.ok, true);
+    belief = staged.record_id;
+    assert.equal(typeof belief, 'number');
+    assert.deepEqual(await call('issue_refund', { args: { order: 841 }, derived_from: [belief] }), {
+      ok: true, allowed: false, reason: 'in_flight_tentative', action_id: null, blockers: [belief],
+      isError: false,
+    });
+  });
+
+  test('commit ends the transaction', async () => {
+    assert.deepEqual(await call('memory_commit', {}), {
+      ok: true, results: [{ record_id: belief, state: 'committed', reason: null }], isError: false,
+    });
+    assert.deepEqual(await openTransactions(), []);
+  });
+
+  test('the refund is allowed on the committed belief, in a new transaction, once per effect key', async () => {
+    const decision = await call('issue_refund',
+      { args: { order: 841 }, derived_from: [belief], effect_key: 'refund-841' });
+    assert.equal(decision.ok, true);
+    assert.equal(decision.allowed, true);
+    assert.equal(typeof decision.action_id, 'number');
+    refund = decision.action_id;
+    assert.equal((await openTransactions()).length, 1);
+    assert.deepEqual(await call('issue_refund',
+      { args: { order: 841 }, derived_from: [belief], effect_key: 'refund-841' }), decision);
+  });
+
+  test('read in the new transaction sees the committed belief', async () => {
+    const { records } = await call('memory_read', { entity: 'order:841' });
+    assert.deepEqual(records.map((r) => [r.id, r.state]), [[belief, 'committed']]);
+  });
+
+  test('revoking the belief repairs the refund derived from it', async () => {
+    const result = await call('memory_revoke', { record: belief, note: 'lamp was fine' });
+    assert.equal(result.ok, true);
+    assert.deepEqual(result.repairs.map((r) => r.record_id).sort(), [belief, refund].sort());
+    const { rows } = await fx.harness.query(
+      'SELECT state::text FROM memtx.records WHERE id = ANY($1) ORDER BY id', [[belief, refund]]);
+    assert.deepEqual(rows.map((r) => r.state), ['revoked', 'revoked']);
+  });
+
+  test('arguments that do not fit and memtx errors are error results, not protocol errors', async () => {
+    const missing = await call('memory_stage', { entity: 'order:841', attribute: 'refund_eligible' });
+    assert.equal(missing.isError, true);
+    assert.equal(missing.error.type, 'invalid_arguments');
+    assert.match(missing.error.message, /value/);
+    const unknown = await call('memory_forget', {});
+    assert.equal(unknown.error.type, 'invalid_arguments');
+    const outOfRange = await call('memory_stage', { entity: 'order:841', attribute: 'refund_eligible',
+      value: true, confidence: 1.5 });
+    assert.equal(outOfRange.error.type, 'invalid_arguments', 'the inputSchema bounds confidence');
+    const refused = await call('memory_stage', { entity: 'order:841', attribute: 'refund_eligible',
+      value: true, observed_at: '2999-01-01T00:00:00Z' });
+    assert.deepEqual([refused.ok, refused.isError, refused.error.type, refused.error.sqlstate],
+      [false, true, 'memtx', '22008']);
+    const notFound = await call('memory_revoke', { record: 987654321 });
+    assert.equal(notFound.error.sqlstate, '42704');
+  });
+
+  test('abort ends the transaction; closing the host aborts one still open', async () => {
+    await call('memory_stage', { entity: 'order:842', attribute: 'note', value: 'to be dropped' });
+    const aborted = await call('memory_abort', {});
+    assert.equal(aborted.ok, true);
+    assert.equal(aborted.repairs[0].reason, 'aborted');
+    assert.deepEqual(await openTransactions(), []);
+    await call('memory_stage', { entity: 'order:842', attribute: 'note', value: 'left open' });
+    const [open] = await openTransactions();
+    await client.close();
+    for (let i = 0; i < 50 && (await openTransactions()).length; i++) await new Promise((r) => setTimeout(r, 100));
+    const { rows } = await fx.harness.query('SELECT status::text FROM memtx.transactions WHERE id = $1', [open]);
+    assert.deepEqual(rows, [{ status: 'aborted' }]);
+  });
+});
+
+describe('createServer({ extraTools })', () => {
+  test('serves an extra tool after the memtx tools, validated by its schema, in the current transaction', async () => {
+    const db = await fx.connect(AGENT);
+    const txOf = {
+      spec: { name: 'current_tx', description: 'the current memtx transaction',
+        inputSchema: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] } },
+      handler: async ({ label }, ctx) => {
+        if (label === '') throw new InvalidArguments('label must not be empty');
+        return { label, tx: await ctx.transaction(), namespace: ctx.memory.namespace };
+      },
+    };
+    const { server, session } = createServer({ db, namespace: 'support', extraTools: [txOf] });
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'memtx-test-host', version: '1.0.0' });
+    await client.connect(clientSide);
+
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    assert.deepEqual(names.slice(-2), ['issue_refund', 'current_tx']);
+    const first = (await client.callTool({ name: 'current_tx', arguments: { label: 'a' } })).structuredContent;
+    assert.equal(first.ok, true);
+    assert.equal(first.namespace, 'support');
+    const staged = (await client.callTool({ name: 'memory_stage',
+      arguments: { entity: 'order:843', attribute: 'note', value: 1 } })).structuredContent;
+    const [rec] = (await fx.harness.query('SELECT tx_id::int FROM memtx.records WHERE id = $1', [staged.record_id])).rows;
+    assert.equal(rec.tx_id, first.tx, 'the extra tool and memory_stage share the transaction');
+    const bad = await client.callTool({ name: 'current_tx', arguments: { label: 7 } });
+    assert.equal(bad.isError, true);
+    assert.equal(bad.structuredContent.error.type, 'invalid_arguments');
+    const empty = await client.callTool({ name: 'current_tx', arguments: { label: '' } });
+    assert.equal(empty.structuredContent.error.message, 'label must not be empty');
+
+    await client.close();
+    await session.close();
+    assert.deepEqual(await openTransactions(), []);
+    assert.throws(() => createServer({ db, extraTools: [txOf, txOf] }), /defined twice/);
+  });
+});

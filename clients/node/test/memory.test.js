@@ -1,0 +1,134 @@
+// The Node client (src/memory.js) against a real memtx: a turn, recall and
+// lookup, gate and act, errors by SQLSTATE, revoke, tool definitions.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import {
+  callSql, InvalidArgument, Memory, MemtxError, NoTransaction, NotFound, PermissionDenied,
+} from '../src/memory.js';
+import { freshDatabase } from './db.js';
+
+const AGENT = 'memtx_node_mem_agent';
+const OUTSIDER = 'memtx_node_mem_outsider';
+let fx;
+/** @type {Memory} */
+let mem;
+
+before(async () => {
+  fx = await freshDatabase('memtx_node_memory', [AGENT, OUTSIDER]);
+  await fx.harness.query(`SELECT memtx.grant_namespace('support', '${AGENT}')`);
+  await fx.harness.query("SELECT memtx.register_source('order_lookup', 0.8)");
+  await fx.harness.query("SELECT memtx.register_tool('issue_refund', reversible => false)");
+  mem = new Memory(await fx.connect(AGENT), { namespace: 'support' });
+});
+after(async () => fx?.drop());
+
+describe('callSql', () => {
+  test('names every given argument with its SQL type and leaves the others to their defaults', () => {
+    const [text, values] = callSql('stage', { tx: 3, entity: 'e', attribute: 'a', value: null, kind: undefined, source: null });
+    assert.equal(text, 'SELECT * FROM memtx.stage(tx => $1::bigint, entity => $2::text, attribute => $3::text, value => $4::jsonb)');
+    assert.deepEqual(values, [3, 'e', 'a', 'null']);
+  });
+
+  test('refuses an argument the function does not have', () => {
+    assert.throws(() => callSql('commit', { tx: 1, force: true }), /memtx.commit has no argument force/);
+  });
+});
+
+describe('Memory', () => {
+  let belief;
+
+  test('a turn stages, is gated while the belief is tentative, and commits', async () => {
+    const seen = await mem.turn(async (m) => {
+      belief = await m.stage('order:841', 'refund_eligible', { eligible: true, reason: 'lamp broken' },
+        { source: 'order_lookup', confidence: 0.9 });
+      assert.equal(typeof belief, 'number');
+      assert.deepEqual(await m.gate('issue_refund'),
+        { allowed: false, reason: 'in_flight_tentative', blockers: [belief] });
+      return m.tx;
+    });
+    assert.equal(mem.isOpen, false);
+    assert.equal(typeof seen, 'number');
+    assert.deepEqual(mem.lastCommit, [{ record_id: belief, state: 'committed', reason: null }]);
+  });
+
+  test('recall ranks what the transaction sees; lookup needs no transaction', async () => {
+    await mem.turn(async (m) => {
+      const hits = await m.recall('refund for order 841', { k: 3 });
+      assert.equal(hits.length, 1);
+      assert.equal(hits[0].record_id, belief);
+      assert.deepEqual(hits[0].value, { eligible: true, reason: 'lamp broken' });
+      assert.ok(hits[0].rank > 0);
+      assert.deepEqual(await m.recall('the the'), []);
+      const [rec] = await m.read('order:841');
+      assert.equal(rec.id, belief);
+      assert.equal(rec.state, 'committed');
+      assert.equal(typeof rec.valid, 'string');
+    });
+    const found = await mem.lookup('order:841', 'refund_eligible');
+    assert.deepEqual(found.map((r) => [r.id, r.state, r.source]), [[belief, 'committed', 'order_lookup']]);
+    assert.deepEqual(await mem.lookup('order:999'), []);
+  });
+
+  test('act allows a call on committed inputs and an effect key makes it at-most-once', async () => {
+    await mem.turn(async (m) => {
+      const first = await m.act('issue_refund', { order: 841 }, [belief], 'refund-841');
+      assert.equal(first.allowed, true);
+      assert.equal(typeof first.action_id, 'number');
+      assert.deepEqual(await m.act('issue_refund', { order: 841 }, [belief], 'refund-841'), first);
+      await assert.rejects(m.act('issue_refund', { order: 842 }, [belief], 'refund-841'),
+        (err) => err instanceof MemtxError && err.sqlstate === '23505');
+    });
+  });
+
+  test('errors carry the SQLSTATE and a class by it; a failed call leaves the turn usable', async () => {
+    await mem.begin();
+    await assert.rejects(mem.stage('order:841', 'refund_eligible', true, { confidence: 1.5 }),
+      (err) => err instanceof InvalidArgument && err.sqlstate === '22003' && !err.retryable);
+    await assert.rejects(mem.revoke(987654321),
+      (err) => err instanceof NotFound && err.sqlstate === '42704');
+    const id = await mem.stage('order:841', 'note', 'customer called');
+    const repairs = await mem.abort();
+    assert.ok(repairs.some((r) => r.record_id === id && r.reason === 'aborted'), JSON.stringify(repairs));
+    assert.equal(mem.isOpen, false);
+  });
+
+  test('a turn whose body throws is aborted and the error rethrown', async () => {
+    let tx;
+    await assert.rejects(mem.turn(async (m) => {
+      tx = m.tx;
+      await m.stage('order:841', 'note', 'half done');
+      throw new Error('model gave up');
+    }), /model gave up/);
+    const { rows } = await fx.harness.query('SELECT status::text FROM memtx.transactions WHERE id = $1', [tx]);
+    assert.deepEqual(rows, [{ status: 'aborted' }]);
+  });
+
+  test('without a turn a transaction call throws NoTransaction', async () => {
+    const fresh = new Memory(mem.db, { namespace: 'support' });
+    assert.throws(() => fresh.tx, NoTransaction);
+    await assert.rejects(fresh.read(), NoTransaction);
+  });
+
+  test('a namespace the role is not a member of is refused with 42501', async () => {
+    const outsider = new Memory(await fx.connect(OUTSIDER), { namespace: 'support' });
+    await assert.rejects(outsider.begin(), (err) => err instanceof PermissionDenied && err.sqlstate === '42501');
+  });
+
+  test('revoke repairs what was derived from the belief', async () => {
+    const repairs = await mem.revoke(belief, 'lamp was fine');
+    assert.equal(repairs[0].record_id, belief);
+    assert.equal(repairs[0].note, 'lamp was fine');
+    const [rec] = await (await fx.harness.query('SELECT state::text FROM memtx.records WHERE id = $1', [belief])).rows;
+    assert.equal(rec.state, 'revoked');
+    assert.ok(repairs.length > 1, 'the refund derived from the belief is repaired too');
+  });
+
+  test('toolSpecs lists the memory tools and the registered domain tools, per format', async () => {
+    const names = (await mem.toolSpecs('mcp')).map((s) => s.name);
+    assert.deepEqual(names, ['memory_recall', 'memory_read', 'memory_stage', 'memory_commit',
+      'memory_abort', 'memory_revoke', 'memory_outcome', 'issue_refund']);
+    assert.equal((await mem.toolSpecs())[0].type, 'function');
+    await assert.rejects(mem.toolSpecs('gemini'), (err) => err.sqlstate === '22023');
+  });
+});
