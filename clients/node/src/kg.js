@@ -498,7 +498,8 @@ const failure = (message) => ({ content: [{ type: 'text', text: message }], isEr
 export const tools = TOOLS.map(({ spec, run }) => {
   const validate = ajv.compile(spec.inputSchema);
   return {
-    spec,
+    // the reference's SDK (McpServer) lists every tool with task support forbidden
+    spec: { ...spec, execution: { taskSupport: 'forbidden' } },
     /** @param {unknown} args @param {import('./mcp.js').ToolContext} ctx */
     async call(args, ctx) {
       if (!validate(args)) {
