@@ -12,31 +12,24 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { freshDatabase } from './db.js';
-import { call, memtx, reference, scratch } from './kg-servers.js';
+import { call, graphStores } from './kg-servers.js';
 
-const DATABASE = 'memtx_node_kg_diff';
 const AGENT = 'memtx_node_kg_diff_agent';
-const NAMESPACE = 'graph';
-let fx;
-let file;
+let stores;
 /** @type {import('@modelcontextprotocol/sdk/client/index.js').Client} */
 let ref;
 /** @type {import('@modelcontextprotocol/sdk/client/index.js').Client} */
 let ours;
 
 before(async () => {
-  fx = await freshDatabase(DATABASE, [AGENT]);
-  await fx.harness.query('SELECT memtx.grant_namespace($1, $2)', [NAMESPACE, AGENT]);
-  file = scratch();
-  ref = await reference(file.file);
-  ours = await memtx({ database: DATABASE, role: AGENT, password: fx.password, namespace: NAMESPACE });
+  stores = await graphStores('memtx_node_kg_diff', AGENT);
+  ref = await stores.reference();
+  ours = await stores.memtx();
 });
 after(async () => {
   await ref?.close();
   await ours?.close();
-  file?.remove();
-  await fx?.drop();
+  await stores?.drop();
 });
 
 const alice = { name: 'alice', entityType: 'person', observations: ['likes tea', 'works at Acme'] };
@@ -129,7 +122,7 @@ describe('the reference memory server and memtx-mcp', () => {
 
 describe('memtx underneath', () => {
   /** @param {string} sql @param {unknown[]} [values] */
-  const rows = async (sql, values = []) => (await fx.harness.query(sql, values)).rows;
+  const rows = async (sql, values = []) => (await stores.harness.query(sql, values)).rows;
 
   test('each write tool call is one belief commit, each read one transaction that commits nothing', async () => {
     const before = await rows("SELECT count(*)::int AS n FROM memtx.transactions WHERE agent = $1", [AGENT]);

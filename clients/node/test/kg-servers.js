@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { freshDatabase } from './db.js';
+
 const MEMTX_MCP = fileURLToPath(new URL('../bin/memtx-mcp.js', import.meta.url));
 const REFERENCE = path.join(path.dirname(createRequire(import.meta.url)
   .resolve('@modelcontextprotocol/server-memory/package.json')), 'dist', 'index.js');
@@ -26,27 +28,35 @@ async function connect(args, env) {
   return client;
 }
 
-/** A scratch directory for the reference's memory file; remove() when done. */
-export function scratch() {
-  const dir = mkdtempSync(path.join(tmpdir(), 'memtx-kg-'));
-  return { file: path.join(dir, 'memory.jsonl'), remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-/** The reference server on memory file `file`. @param {string} file */
-export const reference = (file) => connect([REFERENCE], { MEMORY_FILE_PATH: file });
-
 /**
- * memtx-mcp logged in as `role` in database `database`, namespace `namespace`.
- * @param {{ database: string, role: string, password: string, namespace: string }} who
+ * A fresh database `database` with memtx and login role `role`, member of
+ * namespace `namespace`, and a scratch directory for the reference's memory
+ * file.  memtx() starts a memtx-mcp as the role in the namespace,
+ * reference() a reference server on the file; drop() removes both stores.
+ * @param {string} database @param {string} role @param {string} [namespace]
  */
-export const memtx = ({ database, role, password, namespace }) => connect([MEMTX_MCP], {
-  PGHOST: process.env.PGHOST ?? 'localhost',
-  PGPORT: process.env.PGPORT ?? '5432',
-  PGDATABASE: database,
-  PGUSER: role,
-  PGPASSWORD: password,
-  MEMTX_NAMESPACE: namespace,
-});
+export async function graphStores(database, role, namespace = 'graph') {
+  const fx = await freshDatabase(database, [role]);
+  await fx.harness.query('SELECT memtx.grant_namespace($1, $2)', [namespace, role]);
+  const dir = mkdtempSync(path.join(tmpdir(), 'memtx-kg-'));
+  const file = path.join(dir, 'memory.jsonl');
+  return {
+    harness: fx.harness,
+    memtx: () => connect([MEMTX_MCP], {
+      PGHOST: process.env.PGHOST ?? 'localhost',
+      PGPORT: process.env.PGPORT ?? '5432',
+      PGDATABASE: database,
+      PGUSER: role,
+      PGPASSWORD: fx.password,
+      MEMTX_NAMESPACE: namespace,
+    }),
+    reference: () => connect([REFERENCE], { MEMORY_FILE_PATH: file }),
+    async drop() {
+      rmSync(dir, { recursive: true, force: true });
+      await fx.drop();
+    },
+  };
+}
 
 /**
  * tools/call, keeping what a host sees: content, structuredContent, isError.
