@@ -46,9 +46,11 @@
  * record memtx refuses (e.g. quarantined by a concurrent delete of its
  * entity) is left out of what the call reports.
  *
- * Calls of one server process run one at a time (they share its
- * connection); a serialization failure or deadlock (SQLSTATE class 40)
- * aborts the memtx transaction and repeats the call, a few times.
+ * Each memtx call is a statement of its own (no SQL transaction block), so
+ * calls of one server process may overlap on its one connection: their
+ * memtx transactions are as independent as two clients'.  A serialization
+ * failure or deadlock (SQLSTATE class 40) aborts the memtx transaction and
+ * repeats the call, a few times.
  *
  * @module memtx/kg
  */
@@ -200,19 +202,6 @@ function subgraph(graph, keep) {
 /** The reference's error for an add to a missing entity (reported as its message). */
 class GraphError extends Error {}
 
-/** Calls of one connection, one at a time. @type {WeakMap<object, Promise<unknown>>} */
-const queues = new WeakMap();
-
-/**
- * Run fn after every earlier call on db has finished.
- * @template T @param {object} db @param {() => Promise<T>} fn @returns {Promise<T>}
- */
-function serially(db, fn) {
-  const run = (queues.get(db) ?? Promise.resolve()).then(fn, fn);
-  queues.set(db, run.catch(() => {}));
-  return run;
-}
-
 /**
  * One tool call as one memtx transaction: begin, fn(memory, snapshot), then
  * commit; abort when fn throws; repeated on a serialization failure or
@@ -222,22 +211,20 @@ function serially(db, fn) {
  * @param {(memory: Memory, snapshot: Snapshot) => Promise<T>} fn
  * @returns {Promise<{ value: T, admitted: Set<number> }>}
  */
-function inTransaction(ctx, fn) {
+async function inTransaction(ctx, fn) {
   const { db, namespace } = ctx.memory;
-  return serially(db, async () => {
-    for (let attempt = 1; ; attempt++) {
-      const memory = new Memory(db, { namespace });
-      try {
-        const value = await memory.turn(async (m) => fn(m, new Snapshot(await m.read())));
-        const admitted = new Set(memory.lastCommit
-          .filter((c) => c.state === 'committed' || c.state === 'action_safe').map((c) => c.record_id));
-        return { value, admitted };
-      } catch (err) {
-        if (!(err instanceof MemtxError && err.retryable) || attempt >= RETRIES) throw err;
-        await new Promise((resolve) => setTimeout(resolve, 10 * attempt * Math.random()));
-      }
+  for (let attempt = 1; ; attempt++) {
+    const memory = new Memory(db, { namespace });
+    try {
+      const value = await memory.turn(async (m) => fn(m, new Snapshot(await m.read())));
+      const admitted = new Set(memory.lastCommit
+        .filter((c) => c.state === 'committed' || c.state === 'action_safe').map((c) => c.record_id));
+      return { value, admitted };
+    } catch (err) {
+      if (!(err instanceof MemtxError && err.retryable) || attempt >= RETRIES) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 10 * attempt * Math.random()));
     }
-  });
+  }
 }
 
 /**

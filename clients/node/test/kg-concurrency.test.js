@@ -104,6 +104,30 @@ describe(`${CLIENTS} clients adding observations to the same entities at once`, 
   });
 });
 
+describe('one client whose calls overlap (a host that does not wait for each answer)', () => {
+  /** @param {() => Promise<any>} open @param {number} trial */
+  async function overlapping(open, trial) {
+    const client = await open();
+    try {
+      return await race(Array(CLIENTS).fill(client), trial);
+    } finally {
+      await client.close();
+    }
+  }
+
+  test('memtx-mcp loses none', async (t) => {
+    const r = await overlapping(() => stores.memtx(), 10);
+    t.diagnostic(`memtx-mcp: ${JSON.stringify(r)}`);
+    assert.equal(r.errors, 0);
+    assert.equal(r.reported, r.attempted);
+    assert.equal(r.survived, r.attempted);
+  });
+
+  test('the reference (reported; timing-dependent)', async (t) => {
+    t.diagnostic(`reference: ${JSON.stringify(await overlapping(() => stores.reference(), 10))}`);
+  });
+});
+
 describe(`${CLIENTS} clients creating one entity with different types at once`, () => {
   /**
    * Every client creates entity `name` with a type of its own; returns who
