@@ -6,9 +6,9 @@
  *   MEMTX_NAMESPACE=support node clients/node/bin/memtx-mcp.js
  *
  * Connects with the libpq environment (pg reads PG* itself) as the agent's
- * role, serves memtx.tool_specs('mcp') plus the tools of TOOL_MODULES (below) in the
- * namespace MEMTX_NAMESPACE (default "default"), and aborts the memtx
- * transaction still open when the host closes the stream.  Logs go to
+ * role, serves memtx.tool_specs('mcp') plus the tools of TOOL_MODULES
+ * (below) in the namespace MEMTX_NAMESPACE (default "default"), and aborts
+ * the memtx transaction still open when the host closes the stream.  Logs go to
  * stderr: stdout is the protocol.
  */
 import pg from 'pg';
@@ -16,13 +16,19 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 
 import { createServer } from '../src/mcp.js';
 
-// modules of extra tools, each exporting `tools` (see src/mcp.js)
+// modules of extra tools, each exporting `tools` (see src/mcp.js), relative
+// to this file
 const TOOL_MODULES = ['../src/kg.js'];
 const extraTools = [];
 for (const module of TOOL_MODULES) extraTools.push(...(await import(module)).tools);
 
 const db = new pg.Client({ application_name: 'memtx-mcp' });
-await db.connect();
+try {
+  await db.connect();
+} catch (err) {
+  console.error(`memtx-mcp: cannot connect to PostgreSQL: ${err.message}`);
+  process.exit(1);
+}
 const { server, session } = createServer({
   db,
   namespace: process.env.MEMTX_NAMESPACE || 'default',

@@ -51,9 +51,10 @@
  * result.  A tool that shapes its own MCP result (e.g. to match another
  * server's, as src/kg.js does) gives `call: async (args, ctx) =>
  * CallToolResult` instead of `handler`: it gets the arguments unchecked and
- * its result goes out as it is.  bin/memtx-mcp.js serves the tools of every module in its
- * TOOL_MODULES list (each module exports `tools`, an array of extra
- * tools): add a module of tools to that list.
+ * its result goes out as it is.  bin/memtx-mcp.js serves the tools of every
+ * module in its TOOL_MODULES list (each module exports `tools`, an array of
+ * extra tools; src/kg.js is one).  Extra tools come after
+ * memtx's in tools/list; their names must not start with `memory_`.
  *
  * @module memtx/mcp
  */
@@ -106,7 +107,7 @@ const MEMORY_TOOLS = {
 };
 
 
-/** The schema of a domain tool's arguments when tool_specs does not list it. */
+/** The arguments of a domain tool registered after the server read tool_specs (SPEC §15). */
 const DOMAIN_SCHEMA = {
   type: 'object',
   properties: {
@@ -135,7 +136,11 @@ export class McpSession {
       if (typeof name !== 'string' || (typeof tool.handler !== 'function' && typeof tool.call !== 'function')) {
         throw new TypeError('an extra tool is { spec: { name, inputSchema }, handler or call }');
       }
-      if (name in MEMORY_TOOLS || this.extraTools.has(name)) throw new TypeError(`tool ${name} is defined twice`);
+      // the rule memtx.register_tool applies to domain tool names (SPEC §15)
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(name) || name.startsWith('memory_')) {
+        throw new TypeError(`an extra tool name matches ^[A-Za-z0-9_-]{1,64}$ and does not begin memory_: ${name}`);
+      }
+      if (this.extraTools.has(name)) throw new TypeError(`tool ${name} is defined twice`);
       this.extraTools.set(name, tool);
     }
     this.executors = { ...executors };
@@ -208,25 +213,24 @@ export class McpSession {
       return extra.handler(args, { memory: this.memory, transaction: () => this.transaction() });
     }
     const memoryTool = MEMORY_TOOLS[name];
-    if (memoryTool) {
-      this.check(name, await this.schemaOf(name), args);
-      return this.runMemoryTool(memoryTool, args);
-    }
-    if (name.startsWith('memory_')) {
+    if (!memoryTool && name.startsWith('memory_')) {
       throw new InvalidArguments(`unknown memory tool ${name}; known: ${Object.keys(MEMORY_TOOLS).join(', ')}`);
     }
-    this.check(name, DOMAIN_SCHEMA, args);
-    return this.act(name, args);
+    this.check(name, await this.schemaOf(name), args);
+    return memoryTool ? this.runMemoryTool(memoryTool, args) : this.act(name, args);
   }
 
-  /** The inputSchema tool_specs gives a memory tool (read once). @param {string} name */
+  /**
+   * The inputSchema tool_specs('mcp') gives a tool (read when first needed);
+   * a domain tool registered since then has the schema every domain tool has.
+   * @param {string} name
+   */
   async schemaOf(name) {
-    if (!this.memorySchemas) {
+    if (!this.schemas) {
       const specs = /** @type {ToolSpec[]} */ (await this.memory.toolSpecs('mcp'));
-      this.memorySchemas = Object.fromEntries(
-        specs.filter((s) => s.name in MEMORY_TOOLS).map((s) => [s.name, s.inputSchema]));
+      this.schemas = new Map(specs.map((s) => [s.name, s.inputSchema]));
     }
-    return this.memorySchemas[name] ?? { type: 'object' };
+    return this.schemas.get(name) ?? DOMAIN_SCHEMA;
   }
 
   /**

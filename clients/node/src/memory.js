@@ -7,7 +7,9 @@
  * (one agent turn).  Each method here is one statement, `SELECT ... FROM
  * memtx.fn(name => $1::type, ...)`, so on an idle connection it is its own
  * SQL transaction and a failed call writes nothing and leaves the memtx
- * transaction usable.  The principal is the role the connection runs as:
+ * transaction usable.  (Inside a SQL transaction the caller opened, a failed
+ * call aborts that transaction like any failed statement: set a SAVEPOINT
+ * first to keep it.)  The principal is the role the connection runs as:
  * give each agent a connection of its own (or `SET ROLE` to its role).  The
  * queryable may be a `pg.Client`, a `pg.PoolClient` or a `pg.Pool` (a memtx
  * transaction outlives the connection that began it, so calls of one turn

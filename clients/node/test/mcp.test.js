@@ -2,6 +2,7 @@
 // its own, driven by the SDK's client (list tools; recall, stage, act blocked,
 // commit, act allowed, revoke), and the extra-tool hook of createServer.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 
@@ -138,6 +139,14 @@ describe('memtx-mcp over stdio', () => {
     assert.equal(notFound.error.sqlstate, '42704');
   });
 
+  test('outcome answers null for an unknown proposal (a memtx error where the server lacks it)', async () => {
+    const result = await call('memory_outcome', { proposal: 'no-such-proposal' });
+    const { rows: [{ present }] } = await fx.harness.query(
+      "SELECT to_regprocedure('memtx.outcome(text, text)') IS NOT NULL AS present");
+    if (present) assert.deepEqual(result, { ok: true, outcome: null, isError: false });
+    else assert.deepEqual([result.isError, result.error.sqlstate], [true, '42883']);
+  });
+
   test('abort ends the transaction; closing the host aborts one still open', async () => {
     await call('memory_stage', { entity: 'order:842', attribute: 'note', value: 'to be dropped' });
     const aborted = await call('memory_abort', {});
@@ -153,8 +162,17 @@ describe('memtx-mcp over stdio', () => {
   });
 });
 
-describe('createServer({ extraTools })', () => {
-  test('serves an extra tool after the memtx tools, validated by its schema, in the current transaction', async () => {
+test('memtx-mcp exits with a message when it cannot connect', async () => {
+  const run = spawnSync(process.execPath, [SERVER], {
+    env: { PATH: process.env.PATH ?? '', PGHOST: '127.0.0.1', PGPORT: '1', PGUSER: AGENT }, input: '', timeout: 30_000,
+  });
+  assert.equal(run.status, 1);
+  assert.match(run.stderr.toString(), /memtx-mcp: cannot connect to PostgreSQL/);
+  assert.equal(run.stdout.toString(), '', 'stdout is the protocol');
+});
+
+describe('createServer({ extraTools, executors })', () => {
+  test('runs an executor once per allowed action; serves an extra tool after the memtx tools, validated by its schema, in the current transaction', async () => {
     const db = await fx.connect(AGENT);
     const txOf = {
       spec: { name: 'current_tx', description: 'the current memtx transaction',
@@ -164,7 +182,9 @@ describe('createServer({ extraTools })', () => {
         return { label, tx: await ctx.transaction(), namespace: ctx.memory.namespace };
       },
     };
-    const { server, session } = createServer({ db, namespace: 'support', extraTools: [txOf] });
+    const refunds = [];
+    const executors = { issue_refund: (args, decision) => { refunds.push(args.order); return { refund: decision.action_id }; } };
+    const { server, session } = createServer({ db, namespace: 'support', extraTools: [txOf], executors });
     const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: 'memtx-test-host', version: '1.0.0' });
@@ -172,6 +192,13 @@ describe('createServer({ extraTools })', () => {
 
     const names = (await client.listTools()).tools.map((t) => t.name);
     assert.deepEqual(names.slice(-2), ['issue_refund', 'current_tx']);
+    const refund = { name: 'issue_refund', arguments: { args: { order: 843 }, effect_key: 'refund-843' } };
+    const ran = (await client.callTool(refund)).structuredContent;
+    assert.equal(ran.allowed, true);
+    assert.deepEqual(ran.output, { refund: ran.action_id });
+    assert.deepEqual((await client.callTool(refund)).structuredContent, ran);
+    assert.deepEqual(refunds, [843], 'the executor runs once per action');
+
     const first = (await client.callTool({ name: 'current_tx', arguments: { label: 'a' } })).structuredContent;
     assert.equal(first.ok, true);
     assert.equal(first.namespace, 'support');
@@ -189,5 +216,7 @@ describe('createServer({ extraTools })', () => {
     await session.close();
     assert.deepEqual(await openTransactions(), []);
     assert.throws(() => createServer({ db, extraTools: [txOf, txOf] }), /defined twice/);
+    assert.throws(() => createServer({ db, extraTools: [{ ...txOf, spec: { ...txOf.spec, name: 'memory_forget' } }] }),
+      /does not begin memory_/);
   });
 });
