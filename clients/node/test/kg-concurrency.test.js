@@ -128,6 +128,49 @@ describe('one client whose calls overlap (a host that does not wait for each ans
   });
 });
 
+describe('deleting an entity while other clients add observations to it', () => {
+  /**
+   * The first client deletes `name` while the others keep adding to it;
+   * returns what open_nodes shows afterwards and how many adds were told the
+   * entity was missing.
+   * @param {any[]} clients @param {string} name
+   */
+  async function deleteDuringAdds(clients, name) {
+    await call(clients[0], 'create_entities', { entities: [{ name, entityType: 'topic', observations: ['first'] }] });
+    let missing = 0;
+    const adds = clients.slice(1).map(async (client, i) => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const r = await call(client, 'add_observations',
+          { observations: [{ entityName: name, contents: [`client ${i} round ${round}`] }] });
+        if (r.isError) missing++;
+      }
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await call(clients[0], 'delete_entities', { entityNames: [name] });
+    await Promise.all(adds);
+    return { ...(await call(clients[0], 'open_nodes', { names: [name] })).structuredContent, missing };
+  }
+
+  test('memtx-mcp: the delete is final; nothing added to the entity survives it', async (t) => {
+    await withClients(() => stores.memtx(), async (clients) => {
+      const r = await deleteDuringAdds(clients, 'doomed');
+      t.diagnostic(`memtx-mcp: ${JSON.stringify(r)}`);
+      assert.deepEqual(r.entities, []);
+    });
+    const { rows } = await stores.harness.query(`SELECT count(*)::int AS n FROM memtx.records
+      WHERE entity = 'kg:doomed' AND state IN ('committed', 'action_safe')`);
+    assert.equal(rows[0].n, 0);
+    assert.deepEqual((await stores.harness.query('SELECT * FROM memtx.check_invariants()')).rows, []);
+  });
+
+  test('the reference: an add that read the file before the delete can bring the entity back (reported)', async (t) => {
+    await withClients(() => stores.reference(), async (clients) => {
+      const r = await deleteDuringAdds(clients, 'doomed');
+      t.diagnostic(`reference: ${r.entities.length ? 'the deleted entity came back' : 'the delete held'}: ${JSON.stringify(r)}`);
+    });
+  });
+});
+
 describe(`${CLIENTS} clients creating one entity with different types at once`, () => {
   /**
    * Every client creates entity `name` with a type of its own; returns who

@@ -140,6 +140,20 @@ describe('memtx underneath', () => {
       [['kg:eve', 'entityType', 'person'], ['kg:eve', 'observation:#', 'a'], ['kg:eve', 'observation:#', 'b']]);
   });
 
+  test('a call memtx refuses midway stores nothing of it and answers the error as text', async () => {
+    const long = 'x'.repeat(2000);
+    const r = await call(ours, 'create_entities', { entities: [
+      { name: 'grace', entityType: 'person', observations: ['first of the call'] },
+      { name: long, entityType: 'person', observations: [] }] });
+    assert.equal(r.isError, true);
+    assert.equal(r.structuredContent, undefined);
+    assert.match(r.content[0].text, /entity is too long/);
+    assert.deepEqual((await call(ours, 'open_nodes', { names: ['grace', long] })).structuredContent,
+      { entities: [], relations: [] });
+    const staged = await rows(`SELECT state, reason FROM memtx.records WHERE entity = 'kg:grace' ORDER BY id`);
+    assert.deepEqual(staged, [{ state: 'revoked', reason: 'aborted' }, { state: 'revoked', reason: 'aborted' }]);
+  });
+
   test('delete_entities revokes the entity and its cascade takes its observations and relations', async () => {
     await call(ours, 'create_entities', { entities: [{ name: 'frank', entityType: 'person', observations: ['tall'] }] });
     await call(ours, 'create_relations', { relations: [rel('eve', 'knows', 'frank')] });
