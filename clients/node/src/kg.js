@@ -30,7 +30,8 @@
  * Every write tool is one memtx transaction of its own (not the server's
  * current one, so it neither commits nor waits for the agent's own staging):
  * begin, read what the transaction sees, stage, commit -- a belief commit;
- * what the pipeline admits is what the tool reports as created or added.
+ * what the pipeline admits is what the tool reports as created or added; a
+ * call that fails midway aborts it, so nothing of the call is stored.
  * Deletes are `memtx.revoke` of the visible records, so derived facts go
  * with them (an entity's observations and relations cascade); relations
  * whose endpoint had no entity record when they were made (the reference
@@ -40,11 +41,11 @@
  * transaction that reads and commits nothing.
  *
  * Order and content follow the reference: entities, their observations and
- * relations in creation order (record id order).  Deliberate differences,
- * both from the graph being a set: a name, relation or observation repeated
- * within one call is created once (the reference stores the repeat), and a
- * record memtx refuses (e.g. quarantined by a concurrent delete of its
- * entity) is left out of what the call reports.
+ * relations in creation order (record id order).  Deliberate differences: a
+ * name, relation or observation repeated within one call is created once
+ * (the graph is a set; the reference stores the repeat), and a record memtx
+ * refuses (e.g. quarantined by a concurrent delete of its entity) is left
+ * out of what the call reports.
  *
  * Each memtx call is a statement of its own (no SQL transaction block), so
  * calls of one server process may overlap on its one connection: their
