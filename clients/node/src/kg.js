@@ -204,20 +204,28 @@ function subgraph(graph, keep) {
 class GraphError extends Error {}
 
 /**
- * One tool call as one memtx transaction: begin, fn(memory, snapshot), then
- * commit; abort when fn throws; repeated on a serialization failure or
- * deadlock.  Returns fn's value and the ids the commit admitted.
+ * One tool call as one memtx transaction: begin, read, fn(memory, snapshot),
+ * then commit; abort when fn throws; repeated on a serialization failure or
+ * deadlock.  The read is of the named entities' records (an index lookup
+ * each), or of the whole namespace when `names` is null.  Returns fn's value
+ * and the ids the commit admitted.
  * @template T
  * @param {import('./mcp.js').ToolContext} ctx
+ * @param {string[] | null} names
  * @param {(memory: Memory, snapshot: Snapshot) => Promise<T>} fn
  * @returns {Promise<{ value: T, admitted: Set<number> }>}
  */
-async function inTransaction(ctx, fn) {
+async function inTransaction(ctx, names, fn) {
   const { db, namespace } = ctx.memory;
   for (let attempt = 1; ; attempt++) {
     const memory = new Memory(db, { namespace });
     try {
-      const value = await memory.turn(async (m) => fn(m, new Snapshot(await m.read())));
+      const value = await memory.turn(async (m) => {
+        const records = [];
+        if (names === null) records.push(...await m.read());
+        else for (const name of new Set(names)) records.push(...await m.read(entityOf(name)));
+        return fn(m, new Snapshot(records));
+      });
       const admitted = new Set(memory.lastCommit
         .filter((c) => c.state === 'committed' || c.state === 'action_safe').map((c) => c.record_id));
       return { value, admitted };
@@ -252,9 +260,13 @@ const done = (message) => ({
 });
 
 /**
- * The nine tools: MCP definition and what a call does (args validated).
- * @type {{ spec: Record<string, any>, run: (args: any, ctx: import('./mcp.js').ToolContext) => Promise<Record<string, any>> }[]}
+ * @typedef {object} GraphTool
+ * @property {Record<string, any>} spec the MCP tool definition
+ * @property {(args: any, ctx: import('./mcp.js').ToolContext) => Promise<Record<string, any>>} run
+ *   what a call does, its arguments validated
  */
+
+/** The nine tools. @type {GraphTool[]} */
 const TOOLS = [
   {
     spec: {
@@ -265,7 +277,8 @@ const TOOLS = [
       annotations: WRITE,
     },
     async run({ entities }, ctx) {
-      const { value: staged, admitted } = await inTransaction(ctx, async (m, snap) => {
+      const names = entities.map((e) => e.name);
+      const { value: staged, admitted } = await inTransaction(ctx, names, async (m, snap) => {
         const out = [];
         for (const e of /** @type {Entity[]} */ (entities)) {
           if (snap.entities.has(e.name) || out.some((s) => s.name === e.name)) continue;
@@ -289,13 +302,15 @@ const TOOLS = [
   {
     spec: {
       name: 'create_relations', title: 'Create Relations',
-      description: 'Create multiple new relations between entities in the knowledge graph. Relations should be in active voice',
+      description: 'Create multiple new relations between entities in the knowledge graph. '
+        + 'Relations should be in active voice',
       inputSchema: top({ relations: { type: 'array', items: relationSchema(false) } }, false),
       outputSchema: top({ relations: { type: 'array', items: relationSchema(true) } }, true),
       annotations: WRITE,
     },
     async run({ relations }, ctx) {
-      const { value: staged, admitted } = await inTransaction(ctx, async (m, snap) => {
+      const names = relations.flatMap((r) => [r.from, r.to]);
+      const { value: staged, admitted } = await inTransaction(ctx, names, async (m, snap) => {
         const out = [];
         const keys = new Set();
         for (const r of /** @type {Relation[]} */ (relations)) {
@@ -335,7 +350,8 @@ const TOOLS = [
       annotations: WRITE,
     },
     async run({ observations }, ctx) {
-      const { value: staged, admitted } = await inTransaction(ctx, async (m, snap) => {
+      const names = observations.map((o) => o.entityName);
+      const { value: staged, admitted } = await inTransaction(ctx, names, async (m, snap) => {
         const out = [];
         /** @type {Map<string, Set<string>>} what each entity has, this call's staging included */
         const has = new Map();
@@ -373,7 +389,7 @@ const TOOLS = [
     },
     async run({ entityNames }, ctx) {
       const names = new Set(/** @type {string[]} */ (entityNames));
-      await inTransaction(ctx, async (m, snap) => {
+      await inTransaction(ctx, null, async (m, snap) => {
         const entities = [...names].map((name) => snap.entities.get(name));
         // the entity records first: their cascades take observations and most relations
         await revokeAll(m, entities.map((e) => e?.ids), 'delete_entities');
@@ -401,7 +417,7 @@ const TOOLS = [
       annotations: DELETE,
     },
     async run({ deletions }, ctx) {
-      await inTransaction(ctx, async (m, snap) => {
+      await inTransaction(ctx, deletions.map((d) => d.entityName), async (m, snap) => {
         for (const d of /** @type {{ entityName: string, observations: string[] }[]} */ (deletions)) {
           const has = snap.entities.get(d.entityName)?.observations;
           if (has) await revokeAll(m, d.observations.map((content) => has.get(content)), 'delete_observations');
@@ -421,7 +437,7 @@ const TOOLS = [
       annotations: DELETE,
     },
     async run({ relations }, ctx) {
-      await inTransaction(ctx, async (m, snap) => {
+      await inTransaction(ctx, relations.map((r) => r.from), async (m, snap) => {
         await revokeAll(m, /** @type {Relation[]} */ (relations)
           .map((r) => snap.relations.get(relationKey(r))?.ids), 'delete_relations');
       });
@@ -436,7 +452,7 @@ const TOOLS = [
       annotations: READ,
     },
     async run(_args, ctx) {
-      const { value: graph } = await inTransaction(ctx, async (_m, snap) => snap.graph());
+      const { value: graph } = await inTransaction(ctx, null, async (_m, snap) => snap.graph());
       return result(graph, { ...graph });
     },
   },
@@ -452,7 +468,7 @@ const TOOLS = [
     },
     async run({ query }, ctx) {
       const q = String(query).toLowerCase();
-      const { value: graph } = await inTransaction(ctx, async (_m, snap) => subgraph(snap.graph(),
+      const { value: graph } = await inTransaction(ctx, null, async (_m, snap) => subgraph(snap.graph(),
         (e) => [e.name, e.entityType, ...e.observations].some((s) => s.toLowerCase().includes(q))));
       return result(graph, { ...graph });
     },
@@ -466,7 +482,7 @@ const TOOLS = [
     },
     async run({ names }, ctx) {
       const wanted = new Set(/** @type {string[]} */ (names));
-      const { value: graph } = await inTransaction(ctx, async (_m, snap) => subgraph(snap.graph(),
+      const { value: graph } = await inTransaction(ctx, null, async (_m, snap) => subgraph(snap.graph(),
         (e) => wanted.has(e.name)));
       return result(graph, { ...graph });
     },

@@ -62,7 +62,10 @@ async function race(clients, trial) {
   return { attempted: attempted.size, reported: reported.size, survived: survived.size, lost: lost.length, errors };
 }
 
-/** CLIENTS clients of one server kind, closed after fn. @param {() => Promise<any>} open @param {(clients: any[]) => Promise<void>} fn */
+/**
+ * CLIENTS clients of one server kind, closed after fn.
+ * @param {() => Promise<any>} open @param {(clients: any[]) => Promise<void>} fn
+ */
 async function withClients(open, fn) {
   const clients = await Promise.all(Array.from({ length: CLIENTS }, open));
   try {
@@ -167,7 +170,8 @@ describe('deleting an entity while other clients add observations to it', () => 
   test('the reference: an add that read the file before the delete can bring the entity back (reported)', async (t) => {
     await withClients(() => stores.reference(), async (clients) => {
       const r = await deleteDuringAdds(clients, 'doomed');
-      t.diagnostic(`reference: ${r.entities.length ? 'the deleted entity came back' : 'the delete held'}: ${JSON.stringify(r)}`);
+      const verdict = r.entities.length ? 'the deleted entity came back' : 'the delete held';
+      t.diagnostic(`reference: ${verdict}: ${JSON.stringify(r)}`);
     });
   });
 });
