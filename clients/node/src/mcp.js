@@ -16,10 +16,15 @@
  *
  * The transaction spans calls: the first call that needs one begins it
  * (lazily, so listing tools or `memory_revoke` writes nothing), every later
- * call uses it, `memory_commit` or `memory_abort` ends it, and the next call
- * that needs one begins a new one.  A call refused because the transaction
- * has ended or its lease expired (SQLSTATE class 25) forgets it too, so the
- * agent's next call starts afresh.  When the server closes (the host ends
+ * call uses it, `memory_commit` or `memory_abort` ends it.  After
+ * `memory_commit`, domain tool calls act in the committed transaction (SPEC
+ * §5: an agent commits its plan, then acts in the same transaction), and a
+ * repeated `memory_commit` returns its stored outcome, until a memory tool or
+ * an extra tool needs a transaction, which begins a new one;
+ * after `memory_abort` the next call that needs one begins a new one.  A
+ * call refused because the transaction has ended or its lease expired
+ * (SQLSTATE class 25) forgets it too, so the agent's next call starts
+ * afresh.  When the server closes (the host ends
  * the stdio stream) a transaction still open is aborted: uncommitted staging
  * of a finished session must not hold the action gate until its lease ends.
  *
@@ -151,11 +156,14 @@ export class McpSession {
     this.validators = new Map();
     /** @type {Promise<number> | null} */
     this.beginning = null;
+    /** @type {number | null} the transaction memory_commit ended, where domain tools act */
+    this.committed = null;
   }
 
   /** The current memtx transaction, begun when none is open. */
   async transaction() {
     if (this.memory.isOpen) return this.memory.tx;
+    this.committed = null;
     // concurrent calls share one begin
     this.beginning ??= this.memory.begin().finally(() => { this.beginning = null; });
     return this.beginning;
@@ -256,7 +264,9 @@ export class McpSession {
    */
   async runMemoryTool(tool, args) {
     const call = { ...args };
-    if (tool.tx) call.tx = await this.transaction();
+    // a repeated memory_commit returns the stored outcome (commit is idempotent)
+    const recommit = tool.fn === 'commit' && !this.memory.isOpen && this.committed !== null;
+    if (tool.tx) call.tx = recommit ? this.committed : await this.transaction();
     if (tool.namespace) call.namespace = this.memory.namespace;
     let rows;
     try {
@@ -266,20 +276,31 @@ export class McpSession {
       throw err;
     }
     if (tool.ends) this.memory.detach();
+    if (tool.fn === 'commit') this.committed = call.tx;
     if (tool.fn === 'commit') this.memory.lastCommit = /** @type {any} */ (rows);
     if (!tool.columns) return { [tool.field]: Number(Object.values(rows[0])[0]) };
     if (tool.fn === 'outcome') return { [tool.field]: rows[0] ?? null };
     return { [tool.field]: rows };
   }
 
-  /** A domain tool call through memtx.act, then its executor when allowed. */
+  /**
+   * A domain tool call through memtx.act, then its executor when allowed.
+   * It acts in the open transaction or, when memory_commit has just ended
+   * one, in that committed transaction (SPEC §5: an agent commits its plan,
+   * then acts in the same transaction); with neither, in a new one.
+   */
   async act(/** @type {string} */ tool, /** @type {Record<string, any>} */ args) {
-    await this.transaction();
+    // after a commit the session's tx is still the committed transaction
+    const committed = !this.memory.isOpen && this.committed !== null;
+    if (!committed) await this.transaction();
     let decision;
     try {
       decision = await this.memory.act(tool, args.args, args.derived_from ?? [], args.effect_key);
     } catch (err) {
-      if (err instanceof MemtxError && err.sqlstate?.startsWith('25')) this.memory.detach();
+      if (err instanceof MemtxError && err.sqlstate?.startsWith('25')) {
+        if (committed) this.committed = null;
+        else this.memory.detach();
+      }
       throw err;
     }
     const content = { ...decision };

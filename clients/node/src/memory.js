@@ -219,14 +219,17 @@ export function errorClass(sqlstate) {
 }
 
 /**
- * The MemtxError for an error pg raised, or null when it is no error of a
- * call (no SQLSTATE, or a connection failure, class 08).
+ * The MemtxError for an error pg raised, or null when it is no error the
+ * server reported for a call (a socket error such as EPIPE, or a connection
+ * failure, class 08).
  * @param {any} err
  * @returns {MemtxError | null}
  */
 export function fromPg(err) {
   const code = err?.code;
-  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || code.startsWith('08')) return null;
+  // the server's errors (pg's DatabaseError) have a severity; Node's socket errors do not
+  if (typeof err?.severity !== 'string' || typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)
+    || code.startsWith('08')) return null;
   const Cls = errorClass(code);
   return new Cls(err.message, { sqlstate: code, detail: err.detail ?? null, hint: err.hint ?? null, cause: err });
 }

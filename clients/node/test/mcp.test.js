@@ -1,6 +1,7 @@
 // memtx-mcp as an MCP host runs it: a child process on stdio under a role of
 // its own, driven by the SDK's client (list tools; recall, stage, act blocked,
-// commit, act allowed, revoke), and the extra-tool hook of createServer.
+// commit, act blocked by another agent then allowed, revoke), and the
+// extra-tool and executor hooks of createServer.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -12,16 +13,18 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 
 import { tools as KG_TOOLS } from '../src/kg.js';
 import { createServer, InvalidArguments } from '../src/mcp.js';
+import { Memory } from '../src/memory.js';
 import { freshDatabase } from './db.js';
 
 const DATABASE = 'memtx_node_mcp';
 const AGENT = 'memtx_node_mcp_agent';
+const OTHER = 'memtx_node_mcp_other';
 const SERVER = fileURLToPath(new URL('../bin/memtx-mcp.js', import.meta.url));
 let fx;
 
 before(async () => {
-  fx = await freshDatabase(DATABASE, [AGENT]);
-  await fx.harness.query(`SELECT memtx.grant_namespace('support', '${AGENT}')`);
+  fx = await freshDatabase(DATABASE, [AGENT, OTHER]);
+  for (const role of [AGENT, OTHER]) await fx.harness.query(`SELECT memtx.grant_namespace('support', '${role}')`);
   await fx.harness.query("SELECT memtx.register_source('order_lookup', 0.8)");
   await fx.harness.query("SELECT memtx.register_tool('issue_refund', reversible => false)");
 });
@@ -88,28 +91,42 @@ describe('memtx-mcp over stdio', () => {
     });
   });
 
-  test('commit ends the transaction', async () => {
-    assert.deepEqual(await call('memory_commit', {}), {
+  test('commit ends the transaction; a repeat returns the stored outcome', async () => {
+    const committed = {
       ok: true, results: [{ record_id: belief, state: 'committed', reason: null }], isError: false,
-    });
+    };
+    assert.deepEqual(await call('memory_commit', {}), committed);
+    assert.deepEqual(await openTransactions(), []);
+    assert.deepEqual(await call('memory_commit', {}), committed);
     assert.deepEqual(await openTransactions(), []);
   });
 
-  test('the refund is allowed on the committed belief, in a new transaction, once per effect key', async () => {
-    const decision = await call('issue_refund',
-      { args: { order: 841 }, derived_from: [belief], effect_key: 'refund-841' });
+  test("after the commit the refund acts in the committed transaction: blocked by another agent's staging, then allowed", async () => {
+    const other = new Memory(await fx.connect(OTHER), { namespace: 'support' });
+    await other.begin();
+    const pending = await other.stage('order:900', 'note', 'in flight');
+    const request = { args: { order: 841 }, derived_from: [belief], effect_key: 'refund-841' };
+    assert.deepEqual(await call('issue_refund', request), {
+      ok: true, allowed: false, reason: 'in_flight_tentative', action_id: null, blockers: [pending],
+      isError: false,
+    });
+    await other.abort();
+    const decision = await call('issue_refund', request);
     assert.equal(decision.ok, true);
     assert.equal(decision.allowed, true);
     assert.equal(typeof decision.action_id, 'number');
     refund = decision.action_id;
-    assert.equal((await openTransactions()).length, 1);
-    assert.deepEqual(await call('issue_refund',
-      { args: { order: 841 }, derived_from: [belief], effect_key: 'refund-841' }), decision);
+    const { rows } = await fx.harness.query(
+      'SELECT tx_id::int FROM memtx.records WHERE id = ANY($1) ORDER BY id', [[belief, refund]]);
+    assert.equal(rows[0].tx_id, rows[1].tx_id, 'the action belongs to the plan\'s transaction');
+    assert.deepEqual(await openTransactions(), [], 'acting began no transaction');
+    assert.deepEqual(await call('issue_refund', request), decision, 'a repeat under the effect key');
   });
 
-  test('read in the new transaction sees the committed belief', async () => {
+  test('a memory tool after the commit begins a new transaction, which sees the committed belief', async () => {
     const { records } = await call('memory_read', { entity: 'order:841' });
     assert.deepEqual(records.map((r) => [r.id, r.state]), [[belief, 'committed']]);
+    assert.equal((await openTransactions()).length, 1);
   });
 
   test('revoking the belief repairs the refund derived from it', async () => {

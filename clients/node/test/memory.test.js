@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import {
-  callSql, InvalidArgument, Memory, MemtxError, NoTransaction, NotFound, PermissionDenied,
+  callSql, errorClass, fromPg, InvalidArgument, Memory, MemtxError, NoTransaction, NotFound,
+  PermissionDenied, Retryable,
 } from '../src/memory.js';
 import { freshDatabase } from './db.js';
 
@@ -33,6 +34,16 @@ describe('callSql', () => {
   test('refuses an argument the function does not have', () => {
     assert.throws(() => callSql('commit', { tx: 1, force: true }), /memtx.commit has no argument force/);
   });
+});
+
+test('fromPg maps the server errors by SQLSTATE and leaves socket and connection errors alone', () => {
+  const mapped = fromPg(Object.assign(new Error('value out of range'), { severity: 'ERROR', code: '22003', detail: 'd' }));
+  assert.ok(mapped instanceof InvalidArgument);
+  assert.deepEqual(mapped.toJSON(), { sqlstate: '22003', message: 'value out of range', detail: 'd', hint: null });
+  assert.equal(fromPg(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })), null);
+  assert.equal(fromPg(Object.assign(new Error('terminating'), { severity: 'FATAL', code: '08006' })), null);
+  assert.equal(errorClass('40P01'), Retryable);
+  assert.equal(errorClass('XX000'), MemtxError);
 });
 
 describe('Memory', () => {
