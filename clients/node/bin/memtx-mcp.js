@@ -17,8 +17,8 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { createServer } from '../src/mcp.js';
 
 // modules of extra tools, each exporting `tools` (see src/mcp.js), relative
-// to this file, e.g. '../src/kg.js'
-const TOOL_MODULES = [];
+// to this file
+const TOOL_MODULES = ['../src/kg.js'];
 const extraTools = [];
 for (const module of TOOL_MODULES) extraTools.push(...(await import(module)).tools);
 

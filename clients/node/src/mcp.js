@@ -53,9 +53,12 @@
  * transaction id, beginning one when none is open.  The handler returns the
  * result fields (the server adds `"ok": true`); throwing MemtxError (what
  * Memory's methods throw) or InvalidArguments becomes an `"ok": false`
- * result.  bin/memtx-mcp.js serves the tools of every module in its
- * TOOL_MODULES list (each module exports `tools`, an array of extra
- * tools): add '../src/kg.js' (say) to that list.  Extra tools come after
+ * result.  A tool that shapes its own MCP result (e.g. to match another
+ * server's, as src/kg.js does) gives `call: async (args, ctx) =>
+ * CallToolResult` instead of `handler`: it gets the arguments unchecked and
+ * its result goes out as it is.  bin/memtx-mcp.js serves the tools of every
+ * module in its TOOL_MODULES list (each module exports `tools`, an array of
+ * extra tools; src/kg.js is one).  Extra tools come after
  * memtx's in tools/list; their names must not start with `memory_`.
  *
  * @module memtx/mcp
@@ -84,7 +87,8 @@ import { COLUMNS, Memory, MemtxError, NoTransaction } from './memory.js';
 /**
  * @typedef {object} ExtraTool a tool served besides memtx.tool_specs('mcp')
  * @property {ToolSpec} spec
- * @property {(args: Record<string, any>, ctx: ToolContext) => Promise<Record<string, any>>} handler
+ * @property {(args: Record<string, any>, ctx: ToolContext) => Promise<Record<string, any>>} [handler]
+ * @property {(args: unknown, ctx: ToolContext) => Promise<Record<string, any>>} [call] shapes its own CallToolResult
  */
 
 /**
@@ -134,8 +138,8 @@ export class McpSession {
     this.extraTools = new Map();
     for (const tool of extraTools) {
       const name = tool?.spec?.name;
-      if (typeof name !== 'string' || typeof tool.handler !== 'function') {
-        throw new TypeError('an extra tool is { spec: { name, inputSchema }, handler }');
+      if (typeof name !== 'string' || (typeof tool.handler !== 'function' && typeof tool.call !== 'function')) {
+        throw new TypeError('an extra tool is { spec: { name, inputSchema }, handler or call }');
       }
       // the rule memtx.register_tool applies to domain tool names (SPEC §15)
       if (!/^[A-Za-z0-9_-]{1,64}$/.test(name) || name.startsWith('memory_')) {
@@ -184,6 +188,8 @@ export class McpSession {
    * @param {unknown} args
    */
   async callTool(name, args) {
+    const own = this.extraTools.get(name)?.call;
+    if (own) return own(args ?? {}, { memory: this.memory, transaction: () => this.transaction() });
     let content;
     try {
       content = { ok: true, ...(await this.dispatch(name, args ?? {})) };

@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 
+import { tools as KG_TOOLS } from '../src/kg.js';
 import { createServer, InvalidArguments } from '../src/mcp.js';
 import { Memory } from '../src/memory.js';
 import { freshDatabase } from './db.js';
@@ -66,7 +67,8 @@ describe('memtx-mcp over stdio', () => {
   test('lists the memory tools and the registered domain tool, with JSON Schemas', async () => {
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name), ['memory_recall', 'memory_read', 'memory_stage',
-      'memory_commit', 'memory_abort', 'memory_revoke', 'memory_outcome', 'issue_refund']);
+      'memory_commit', 'memory_abort', 'memory_revoke', 'memory_outcome', 'issue_refund',
+      ...KG_TOOLS.map((t) => t.spec.name)]);
     for (const t of tools) assert.equal(t.inputSchema.type, 'object', t.name);
     assert.deepEqual(await openTransactions(), [], 'listing tools begins no transaction');
   });

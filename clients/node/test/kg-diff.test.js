@@ -1,0 +1,172 @@
+// Differential test: one scripted trace of the nine knowledge-graph tools
+// against the reference memory server (@modelcontextprotocol/server-memory,
+// a JSONL file) and against memtx-mcp; every step must answer the same
+// (content, structuredContent, isError), and both list the same tools.
+//
+// The reference's order is deterministic (file order = creation order), so
+// nothing is normalised except where a step says so: an argument error is
+// compared by isError only (the reference words it through zod, memtx-mcp
+// through Ajv).  The deliberate differences (a fact repeated within one call
+// is stored once) are asserted as such at the end, and what memtx records
+// underneath (belief commits, revokes with their cascade) is checked too.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { call, graphStores } from './kg-servers.js';
+
+const AGENT = 'memtx_node_kg_diff_agent';
+let stores;
+/** @type {import('@modelcontextprotocol/sdk/client/index.js').Client} */
+let ref;
+/** @type {import('@modelcontextprotocol/sdk/client/index.js').Client} */
+let ours;
+
+before(async () => {
+  stores = await graphStores('memtx_node_kg_diff', AGENT);
+  ref = await stores.reference();
+  ours = await stores.memtx();
+});
+after(async () => {
+  await ref?.close();
+  await ours?.close();
+  await stores?.drop();
+});
+
+const alice = { name: 'alice', entityType: 'person', observations: ['likes tea', 'works at Acme'] };
+const bob = { name: 'bob', entityType: 'person', observations: [] };
+const acme = { name: 'acme', entityType: 'company', observations: ['founded 1999'] };
+const carol = { name: 'carol', entityType: 'person', observations: ['likes green tea'] };
+const rel = (from, relationType, to) => ({ from, to, relationType });
+
+/** The trace: [tool, arguments], in order; each step's answers must agree. */
+const TRACE = [
+  ['read_graph', {}],
+  ['create_entities', { entities: [alice, bob, acme] }],
+  ['create_entities', { entities: [{ ...alice, entityType: 'robot' }, carol] }], // alice exists: only carol
+  ['create_relations', { relations: [rel('alice', 'works_at', 'acme'), rel('bob', 'knows', 'alice'),
+    rel('alice', 'knows', 'bob'), rel('dave', 'knows', 'alice')] }], // dave has no entity: allowed
+  ['create_relations', { relations: [rel('alice', 'works_at', 'acme'), rel('carol', 'knows', 'bob')] }],
+  ['add_observations', { observations: [{ entityName: 'alice', contents: ['likes tea', 'plays chess'] },
+    { entityName: 'bob', contents: ['new here'] }, { entityName: 'alice', contents: ['plays chess', 'owns a cat'] }] }],
+  ['add_observations', { observations: [{ entityName: 'alice', contents: ['never stored'] },
+    { entityName: 'zed', contents: ['nobody'] }] }], // error, and nothing of the call is stored
+  ['read_graph', {}],
+  ['search_nodes', { query: 'tea' }],
+  ['search_nodes', { query: 'ACME' }],
+  ['search_nodes', { query: 'no such thing' }],
+  ['open_nodes', { names: ['bob', 'nobody'] }],
+  ['open_nodes', { names: [] }],
+  ['delete_observations', { deletions: [{ entityName: 'alice', observations: ['works at Acme', 'not there'] },
+    { entityName: 'nobody', observations: ['x'] }] }],
+  ['delete_relations', { relations: [rel('bob', 'knows', 'alice'), rel('x', 'y', 'z')] }],
+  ['delete_entities', { entityNames: ['acme', 'nobody'] }],
+  ['read_graph', {}],
+  ['create_entities', { entities: [{ ...acme, observations: ['refounded 2026'] }] }], // back, at the end
+  ['add_observations', { observations: [{ entityName: 'acme', contents: ['founded 1999'] }] }],
+  ['create_relations', { relations: [rel('alice', 'works_at', 'acme')] }],
+  ['delete_entities', { entityNames: ['alice'] }], // takes dave -> alice along, though dave has no entity
+  ['read_graph', {}],
+  ['open_nodes', { names: ['alice', 'acme', 'carol'] }],
+  ['search_nodes', { query: 'PERSON' }],
+  ['delete_entities', { entityNames: ['alice'] }], // again: nothing left to delete, same answer
+  ['delete_observations', { deletions: [{ entityName: 'carol', observations: ['likes green tea'] }] }],
+  ['add_observations', { observations: [{ entityName: 'carol', contents: ['likes green tea'] }] }], // re-added: last
+  ['read_graph', {}],
+];
+
+describe('the reference memory server and memtx-mcp', () => {
+  test('list the nine tools with the same definitions', async () => {
+    const refTools = (await ref.listTools()).tools;
+    const ourTools = (await ours.listTools()).tools;
+    assert.equal(refTools.length, 9);
+    for (const tool of refTools) {
+      assert.deepEqual(ourTools.find((t) => t.name === tool.name), tool, tool.name);
+    }
+  });
+
+  test('answer every step of the trace the same', async () => {
+    for (const [i, [tool, args]] of TRACE.entries()) {
+      const expected = await call(ref, tool, args);
+      const actual = await call(ours, tool, args);
+      assert.deepEqual(actual, expected, `step ${i}: ${tool} ${JSON.stringify(args)}`);
+    }
+    // the trace exercised what it means to: a final graph with content, an error step
+    const last = await call(ours, 'read_graph', {});
+    assert.deepEqual(last.structuredContent.entities.map((e) => e.name), ['bob', 'carol', 'acme']);
+    assert.equal((await call(ours, 'add_observations', TRACE[6][1])).isError, true);
+  });
+
+  test('refuse arguments that do not fit the schema (compared by isError only)', async () => {
+    for (const [tool, args] of [['create_entities', { entities: [{ name: 'x', entityType: 'y' }] }],
+      ['open_nodes', { names: 'alice' }], ['search_nodes', {}]]) {
+      const expected = await call(ref, tool, args);
+      const actual = await call(ours, tool, args);
+      assert.equal(expected.isError, true, tool);
+      assert.equal(actual.isError, true, tool);
+      assert.equal(actual.structuredContent, undefined);
+    }
+  });
+
+  test('store a fact repeated within one call once (a deliberate difference)', async () => {
+    const twice = { entities: [{ name: 'dup', entityType: 't', observations: ['o', 'o'] },
+      { name: 'dup', entityType: 't', observations: [] }] };
+    const refMade = (await call(ref, 'create_entities', twice)).structuredContent.entities;
+    const ourMade = (await call(ours, 'create_entities', twice)).structuredContent.entities;
+    assert.equal(refMade.length, 2);
+    assert.deepEqual(ourMade, [{ name: 'dup', entityType: 't', observations: ['o'] }]);
+    const open = { names: ['dup'] };
+    assert.equal((await call(ref, 'open_nodes', open)).structuredContent.entities.length, 2);
+    assert.deepEqual((await call(ours, 'open_nodes', open)).structuredContent.entities, ourMade);
+  });
+});
+
+describe('memtx underneath', () => {
+  /** @param {string} sql @param {unknown[]} [values] */
+  const rows = async (sql, values = []) => (await stores.harness.query(sql, values)).rows;
+
+  test('each write tool call is one belief commit, each read one transaction that commits nothing', async () => {
+    const before = await rows("SELECT count(*)::int AS n FROM memtx.transactions WHERE agent = $1", [AGENT]);
+    await call(ours, 'create_entities', { entities: [{ name: 'eve', entityType: 'person', observations: ['a', 'b'] }] });
+    await call(ours, 'read_graph', {});
+    const txs = await rows(`SELECT t.status, count(r.id)::int AS records,
+        count(r.id) FILTER (WHERE r.kind = 'belief' AND r.state = 'committed')::int AS beliefs
+      FROM memtx.transactions t LEFT JOIN memtx.records r ON r.tx_id = t.id
+      WHERE t.agent = $1 GROUP BY t.id, t.status ORDER BY t.id OFFSET $2`, [AGENT, before[0].n]);
+    assert.deepEqual(txs, [{ status: 'committed', records: 3, beliefs: 3 },
+      { status: 'committed', records: 0, beliefs: 0 }]);
+    const slots = await rows(`SELECT entity, attribute, value FROM memtx.records
+      WHERE entity = 'kg:eve' ORDER BY id`);
+    assert.deepEqual(slots.map((s) => [s.entity, s.attribute.replace(/[0-9a-f]{64}$/, '#'), s.value]),
+      [['kg:eve', 'entityType', 'person'], ['kg:eve', 'observation:#', 'a'], ['kg:eve', 'observation:#', 'b']]);
+  });
+
+  test('a call memtx refuses midway stores nothing of it and answers the error as text', async () => {
+    const long = 'x'.repeat(2000);
+    const r = await call(ours, 'create_entities', { entities: [
+      { name: 'grace', entityType: 'person', observations: ['first of the call'] },
+      { name: long, entityType: 'person', observations: [] }] });
+    assert.equal(r.isError, true);
+    assert.equal(r.structuredContent, undefined);
+    assert.match(r.content[0].text, /entity is too long/);
+    assert.deepEqual((await call(ours, 'open_nodes', { names: ['grace', long] })).structuredContent,
+      { entities: [], relations: [] });
+    const staged = await rows(`SELECT state, reason FROM memtx.records WHERE entity = 'kg:grace' ORDER BY id`);
+    assert.deepEqual(staged, [{ state: 'revoked', reason: 'aborted' }, { state: 'revoked', reason: 'aborted' }]);
+  });
+
+  test('delete_entities revokes the entity and its cascade takes its observations and relations', async () => {
+    await call(ours, 'create_entities', { entities: [{ name: 'frank', entityType: 'person', observations: ['tall'] }] });
+    await call(ours, 'create_relations', { relations: [rel('eve', 'knows', 'frank')] });
+    await call(ours, 'delete_entities', { entityNames: ['frank'] });
+    const log = await rows(`SELECT r.entity, split_part(r.attribute, ':', 1) AS attribute, l.action, l.reason, l.note
+      FROM memtx.rollback_log l JOIN memtx.records r ON r.id = l.record_id
+      WHERE l.root_id = (SELECT id FROM memtx.records WHERE entity = 'kg:frank' AND attribute = 'entityType')
+      ORDER BY l.id`);
+    assert.deepEqual(log, [
+      { entity: 'kg:frank', attribute: 'entityType', action: 'revoked', reason: 'revoked', note: 'delete_entities' },
+      { entity: 'kg:frank', attribute: 'observation', action: 'revoked', reason: 'revoked_parent', note: 'delete_entities' },
+      { entity: 'kg:eve', attribute: 'relation', action: 'revoked', reason: 'revoked_parent', note: 'delete_entities' },
+    ]);
+    assert.deepEqual(await rows('SELECT * FROM memtx.check_invariants()'), []);
+  });
+});
