@@ -1,5 +1,4 @@
-// The README's section "Using memtx as a LangGraph store" (docs/langgraph.md
-// until the README carries it) runs as written (see snippets.js), in a
+// The README's section "Using memtx as a LangGraph store" runs as written (see snippets.js), in a
 // database of its own (memtx_node_langgraph_doc, made fresh and dropped; the
 // roles the blocks create are dropped before and after).
 import assert from 'node:assert/strict';
@@ -8,7 +7,7 @@ import { test } from 'node:test';
 import { blocks, findSection, rolesCreated, runSnippets, useDatabase } from './snippets.js';
 
 const DATABASE = 'memtx_node_langgraph_doc';
-const section = findSection('Using memtx as a LangGraph store', ['README.md', 'docs/langgraph.md']);
+const section = findSection('Using memtx as a LangGraph store', ['README.md']);
 useDatabase(DATABASE, rolesCreated(section.text));
 
 test('the section shows each part', () => {

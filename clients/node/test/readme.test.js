@@ -1,5 +1,4 @@
-// The README's section "Using memtx from an MCP host" (docs/mcp.md until the
-// README carries it) runs as written: its ```js blocks run in order as one
+// The README's section "Using memtx from an MCP host" runs as written: its ```js blocks run in order as one
 // module, from the top of the repository, against the server the PG*
 // environment names (as a superuser), in a database of its own
 // (memtx_node_snippets, made fresh and dropped; the roles the blocks create
@@ -17,7 +16,7 @@ import { ROOT, blocks, expectedOutput, extractSection, findSection, rolesCreated
 const SECTION = 'Using memtx from an MCP host';
 const DATABASE = 'memtx_node_snippets';
 
-const section = findSection(SECTION, ['README.md', 'docs/mcp.md']);
+const section = findSection(SECTION, ['README.md']);
 const { text } = section;
 useDatabase(DATABASE, rolesCreated(text));
 
