@@ -218,9 +218,10 @@ TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_du
 }
 
 /*
- * Load transaction id for the calling principal: lock its agent's writer
- * lock and its row (unless a probe), check the caller may act in it and that its status and lease allow
- * "need", renew the lease (unless a probe).  The result lives in the SPI procedure context.
+ * Load transaction id for the calling principal: take its agent's writer
+ * lock and its row lock (unless a probe), check the caller may act in it,
+ * that it was not fenced and that its status and lease allow "need", renew
+ * the lease (unless a probe).  The result lives in the SPI procedure context.
  */
 MemtxTxn *
 TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
