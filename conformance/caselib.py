@@ -42,7 +42,7 @@ REASONS = (
     "lower_authority", "write_not_permitted", "needs_review",
     "unstable_dependency", "invalidated", "in_flight_tentative",
     "no_action_safe_support", "input_not_visible", "input_not_action_safe",
-    "inputs_required", "aborted", "revoked", "expired",
+    "inputs_required", "aborted", "revoked", "expired", "fenced",
 )
 REPAIRS = ("revoked", "quarantined", "compensated", "leaked")
 

@@ -93,6 +93,8 @@ def run_checks():
                 {"do": "stage", "agent": "a", "label": "x2", "entity": "e", "attribute": "j", "value": 2})),
         "refuses a reference to the wrong kind of result": _refused(
             lambda c: c["events"][1].__setitem__("derived_from", ["$t1"])),
+        "accepts every reason code of the vocabulary, fenced included": not _refused(
+            lambda c: c["expect"]["aborted"][0].__setitem__("reason", "fenced")),
         "refuses an unknown reason code": _refused(
             lambda c: c["expect"]["aborted"][0].__setitem__("reason", "bad_vibes")),
         "refuses an empty ground truth": _refused(lambda c: c.__setitem__("expect", {})),

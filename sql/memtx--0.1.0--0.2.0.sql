@@ -536,3 +536,59 @@ REVOKE ALL ON FUNCTION memtx.tool_specs(text) FROM PUBLIC;
 -- Executable by all: it describes the API every role may call, and the tool
 -- registry it lists is readable by every role already.
 GRANT EXECUTE ON FUNCTION memtx.tool_specs(text) TO PUBLIC;
+
+-- Writer fencing (SPEC §12)
+/*
+ * Each role has a writer epoch, 0 until its first fence; memtx.fence(role)
+ * opens the next one (a row here), aborts the role's open transactions
+ * (reason fenced) and refuses every write by the role until
+ * memtx.unfence(role) marks the row unfenced.  A transaction records its
+ * agent's epoch at begin, and a call on a transaction opened under an
+ * older epoch fails forever.  The row keeps the clock position of the fence,
+ * so the checker can prove that no record of an older epoch's transaction
+ * committed after it.  Role names are kept as text, like namespace grants:
+ * the epoch stays with the name.
+ */
+ALTER TABLE memtx.transactions ADD COLUMN epoch bigint NOT NULL DEFAULT 0 CHECK (epoch >= 0);
+COMMENT ON COLUMN memtx.transactions.epoch IS 'the writer epoch of the agent when the transaction began (SPEC §12)';
+
+CREATE TABLE memtx.writer_epochs (
+    role_name   text NOT NULL CHECK (role_name <> ''),
+    epoch       bigint NOT NULL CHECK (epoch > 0),
+    pos         bigint NOT NULL,
+    fenced_at   timestamptz NOT NULL,
+    unfenced_at timestamptz,
+    PRIMARY KEY (role_name, epoch)
+);
+COMMENT ON TABLE memtx.writer_epochs IS 'the writer epochs of roles: one row per fence (epoch, clock position, when fenced and unfenced); a role without rows is at epoch 0';
+REVOKE ALL ON memtx.writer_epochs FROM PUBLIC;
+-- Whether a role was fenced is the harness's business and the role's own:
+-- each role sees the rows of the roles it belongs to, nothing else.
+GRANT SELECT ON memtx.writer_epochs TO PUBLIC;
+ALTER TABLE memtx.writer_epochs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY writer_epochs_own ON memtx.writer_epochs FOR SELECT
+    USING (memtx.can_read(role_name, NULL, NULL));
+SELECT pg_catalog.pg_extension_config_dump('memtx.writer_epochs', '');
+
+-- A role's current writer epoch, defined once: begin records it, every call
+-- on a transaction compares the transaction's with it, the checker uses it.
+CREATE FUNCTION memtx.writer_epoch(role text) RETURNS bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN coalesce((SELECT pg_catalog.max(w.epoch) FROM memtx.writer_epochs w
+                      WHERE w.role_name = writer_epoch.role), 0);
+COMMENT ON FUNCTION memtx.writer_epoch(text) IS 'the current writer epoch of a role: 0 until fenced, then the number of fences';
+
+CREATE FUNCTION memtx.fence(role text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'memtx_fence'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off;
+COMMENT ON FUNCTION memtx.fence(text) IS 'harness: advance a role''s writer epoch and return it, abort its open transactions in every namespace (reason fenced) and refuse its writes until memtx.unfence';
+CREATE FUNCTION memtx.unfence(role text) RETURNS void
+    AS 'MODULE_PATHNAME', 'memtx_unfence'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off;
+COMMENT ON FUNCTION memtx.unfence(text) IS 'harness: let a fenced role write again; its epoch stays, so transactions opened before the fence stay refused';
+REVOKE ALL ON FUNCTION memtx.fence(text), memtx.unfence(text) FROM PUBLIC;
+-- Executable by all: the functions refuse every caller but a harness
+-- themselves (the harness role is a setting, not a fixed role to grant to).
+GRANT EXECUTE ON FUNCTION memtx.fence(text), memtx.unfence(text) TO PUBLIC;

@@ -1,7 +1,8 @@
 /*
  * cascade.c — retraction and typed cascade repair (SPEC §6).
  *
- * memtx.abort(tx) and memtx.revoke(record, note) share one routine.  It
+ * memtx.abort(tx) and memtx.revoke(record, note) share one routine (as do
+ * expiry and memtx.fence, which abort with reasons expired and fenced).  It
  * revokes each root, logs it, then walks every transitive descendant once —
  * a recursive query over the edges' parent index whose UNION visits a
  * diamond's base once — and repairs by kind and state:
@@ -36,6 +37,7 @@
  */
 #include "cascade.h"
 #include "events.h"
+#include "fence.h"
 #include "locks.h"
 #include "record.h"
 #include "visibility.h"
@@ -470,6 +472,7 @@ memtx_revoke(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 
 	MemtxCallBegin(&call);
+	(void) FenceAdmitWriter(call.caller_name);
 	values[0] = Int64GetDatum(id);
 	MemtxExec(MemtxPlan(&load, "SELECT r.* FROM memtx.records r WHERE r.id = $1", 1, types),
 			  values, NULL, 1);
@@ -493,9 +496,12 @@ memtx_revoke(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* Abort transaction t: revoke its tentative staging with reason, repair. */
-static void
-CascadeAbortTxn(MemtxTxn *t, MemtxReason reason, Tuplestorestate *out)
+/*
+ * Abort transaction t (its row locked) with reason aborted, expired or
+ * fenced: revoke its tentative staging, repair, end it.
+ */
+void
+CascadeAbort(MemtxTxn *t, MemtxReason reason, Tuplestorestate *out)
 {
 	static SPIPlanPtr staged;
 	static const Oid types[] = {INT8OID};
@@ -548,7 +554,7 @@ memtx_abort(PG_FUNCTION_ARGS)
 				 errmsg("memtx transaction %lld is %s and cannot be aborted",
 						(long long) t->id, MemtxTxStatusNames[t->status]),
 				 errhint("Revoke its records with memtx.revoke instead.")));
-	CascadeAbortTxn(t, MR_ABORTED, rsinfo->setResult);
+	CascadeAbort(t, MR_ABORTED, rsinfo->setResult);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
@@ -577,7 +583,7 @@ CascadeExpireNamespace(const char *ns, int64 *ids, int n, Tuplestorestate *out, 
 			bool		isnull = false;
 
 			/* load without renewing: the lease is over */
-			CascadeAbortTxn(TxnLoadExpired(ids[i]), MR_EXPIRED, NULL);
+			CascadeAbort(TxnLoadExpired(ids[i]), MR_EXPIRED, NULL);
 			tuplestore_putvalues(out, desc, &v, &isnull);
 		}
 		ReleaseCurrentSubTransaction();

@@ -5,6 +5,7 @@
 #define MEMTX_CASCADE_H
 
 #include "memtx.h"
+#include "txn.h"
 
 #include "utils/tuplestore.h"
 
@@ -16,6 +17,13 @@
 extern int	CascadeRun(const char *ns, int64 *roots, int nroots,
 					   MemtxReason root_reason, const char *note,
 					   Tuplestorestate *out);
+
+/*
+ * Abort transaction t, its row locked, with reason aborted, expired or
+ * fenced: its tentative staging is revoked and repaired; log rows go to out
+ * when it is not NULL.
+ */
+extern void CascadeAbort(MemtxTxn *t, MemtxReason reason, Tuplestorestate *out);
 
 /*
  * Repair the tool actions below root, a record a commit has just quarantined,

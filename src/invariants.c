@@ -16,7 +16,10 @@
  *       once the commit quarantined that record, revoked with such an entry;
  *   G3  no active record has a revoked or registered transitive ancestor;
  *   single truth  no two active records share a slot with overlapping
- *       validity and different values.
+ *       validity and different values;
+ *   fenced_epoch  no record of a transaction opened under a writer epoch
+ *       became committed after the fence that ended that epoch (its clock
+ *       position is above the fence's, SPEC §12).
  *
  * It returns one row per violation and nothing when all hold.  Unlike the
  * hot paths it reads whole tables: it is an audit, like amcheck.
@@ -105,6 +108,16 @@ static const char *const InvariantQueries[] = {
 	" AND memtx.rivals(a.namespace, a.entity, a.attribute, a.valid, a.value, "
 	"                  b.namespace, b.entity, b.attribute, b.valid, b.value) "
 	"WHERE memtx.is_active(a.state) AND memtx.is_active(b.state)",
+	/* fenced_epoch: a commit in a transaction of an epoch already fenced */
+	"SELECT 'fenced_epoch', r.id, pg_catalog.format("
+	"  'record %s of transaction %s (role %s, epoch %s) was committed at position %s, "
+	"after the fence to epoch %s at position %s', r.id, t.id, t.agent, t.epoch, r.committed_seq, "
+	"  w.epoch, w.pos) "
+	"FROM memtx.writer_epochs w "
+	"JOIN memtx.transactions t ON t.agent = w.role_name AND t.epoch = w.epoch - 1 "
+	"JOIN memtx.records r ON r.tx_id = t.id "
+	"WHERE r.committed_seq > w.pos "
+	"ORDER BY r.id",
 };
 
 PG_FUNCTION_INFO_V1(memtx_check_invariants);

@@ -7,6 +7,18 @@
  * and are testable with isolationtester.  A call takes its locks in this
  * order, never going back to an earlier level:
  *
+ *   0. the writer lock of a role (fence.c): shared by every call that writes
+ *      as the role or in one of its transactions (begin of its transaction,
+ *      stage, commit, act, abort of one, revoke by it, resolve accepting a
+ *      record of one), taken before the call checks the role's writer epoch;
+ *      exclusive by fence and unfence, which change the epoch.  So a call
+ *      racing a fence of its role either holds the lock first and completes
+ *      before the fence (which waits for it), or waits and then sees the new
+ *      epoch and fails.  A call on a transaction learns the transaction's
+ *      agent (immutable) from an unlocked read before it takes this lock.
+ *      Probes (read, gate) take none: they write nothing that a fence could
+ *      have to undo, and they check the epoch in the statement that reads
+ *      the transaction.
  *   1. its memtx transaction's row, FOR UPDATE (txn.c, TxnLoad).  Probes
  *      (read, gate) take no row lock; expiry takes the rows of expired
  *      transactions FOR UPDATE SKIP LOCKED, in (namespace, id) order.
@@ -38,29 +50,34 @@
  *   5. record rows, FOR UPDATE, in id order (cascade roots and descendants,
  *      the record resolve settles).
  *
- *   call                 1    2          3    4    5
- *   begin                -    -          -    -    -
- *   stage                x    shared     -    -    -
- *   read, gate           -    -          -    -    -
- *   commit               x    shared/ex  -    x    x
- *   act                  x    shared     x    -    -
- *   resolve (accept)     -    shared     -    x    x
- *   resolve (reject)     -    exclusive  -    x    x
- *   abort, revoke        x/-  exclusive  -    -    x
- *   expire_transactions  x    exclusive  -    -    x
+ *   call                 0    1    2          3    4    5
+ *   begin                s    -    -          -    -    -
+ *   stage                s    x    shared     -    -    -
+ *   read, gate           -    -    -          -    -    -
+ *   commit               s    x    shared/ex  -    x    x
+ *   act                  s    x    shared     x    -    -
+ *   resolve (accept)     s    -    shared     -    x    x
+ *   resolve (reject)     -    -    exclusive  -    x    x
+ *   abort, revoke        s    x/-  exclusive  -    -    x
+ *   expire_transactions  -    x    exclusive  -    -    x
+ *   fence                x    x    exclusive  -    -    x
+ *   unfence              x    -    -          -    -    -
  *
  * Level 2 taken shared and later wanted exclusive in the same SQL
  * transaction (a commit, then a revoke) is an upgrade that can deadlock
  * against another session doing the same; PostgreSQL detects it (40P01).
  * So is a small commit followed by an escalated one in one SQL transaction
- * (the slot-intent lock, shared, then exclusive).
+ * (the slot-intent lock, shared, then exclusive), and a call of one role
+ * after a call of another in one SQL transaction racing a fence (level 0
+ * after level 1).  A fence takes the namespace lock of each namespace where
+ * the role has an open transaction, in namespace order.
  *
  * The shared lock table.  Every heavyweight lock held takes an entry in a
  * table shared by all databases of the cluster, sized max_locks_per_transaction
  * × (max_connections + ...); when it is full, every session of every database
  * that needs a new lock fails with 53200.  So no memtx call holds a number of
  * locks that grows with its input: a commit holds at most LOCK_SLOTS_MAX slot
- * locks plus its levels 1–3 and the relation locks of its statements (about
+ * locks plus its levels 0–3 and the relation locks of its statements (about
  * a dozen outside PostgreSQL's per-backend fast path), well under the default
  * max_locks_per_transaction of 64.  Row locks (levels 1 and 5: act's inputs,
  * a cascade's descendants, a stage's parents, checked by foreign keys FOR KEY
@@ -68,7 +85,7 @@
  * locks.
  *
  * All keys live in memtx's own advisory space: field1 the database, field2
- * 'mt' << 16 | kind (slot, namespace, effect key, slot intent), field3 a
+ * 'mt' << 16 | kind (slot, namespace, effect key, slot intent, writer), field3 a
  * 32-bit hash of the names, field4 = 3, which
  * keeps them apart from pg_advisory_lock's own keys (field4 1 and 2).  A hash
  * collision only makes two unrelated names share a lock: slower, never wrong.
@@ -85,6 +102,7 @@
 #define LOCK_SPACE_NAMESPACE	2
 #define LOCK_SPACE_EFFECT		3
 #define LOCK_SPACE_SLOT_INTENT	4
+#define LOCK_SPACE_WRITER		5
 
 /*
  * The most slot locks one call takes; above it, the namespace's slot-intent
@@ -117,6 +135,19 @@ LockKeyHeld(int space, uint32 key, bool exclusive)
 	if (LockHeldByMe(&tag, ExclusiveLock))
 		return true;
 	return !exclusive && LockHeldByMe(&tag, ShareLock);
+}
+
+/* The writer lock of a role: shared by its writing calls, exclusive by fence and unfence. */
+void
+LockWriter(const char *role, bool exclusive)
+{
+	LockKey(LOCK_SPACE_WRITER, MemtxHashStrings(role, NULL, NULL), exclusive);
+}
+
+bool
+LockWriterHeld(const char *role)
+{
+	return LockKeyHeld(LOCK_SPACE_WRITER, MemtxHashStrings(role, NULL, NULL), false);
 }
 
 /*

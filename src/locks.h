@@ -6,6 +6,10 @@
 
 #include "memtx.h"
 
+/* 0. The writer lock of a role: shared by its writing calls, exclusive by fence. */
+extern void LockWriter(const char *role, bool exclusive);
+extern bool LockWriterHeld(const char *role);
+
 /* 2. The namespace lock: shared by writers, exclusive by cascades. */
 extern void LockNamespace(const char *ns, bool exclusive);
 extern bool LockNamespaceHeld(const char *ns, bool exclusive);

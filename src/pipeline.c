@@ -26,6 +26,7 @@
 #include "cascade.h"
 #include "conflict.h"
 #include "events.h"
+#include "fence.h"
 #include "locks.h"
 #include "readset.h"
 
@@ -419,6 +420,8 @@ memtx_resolve(PG_FUNCTION_ARGS)
 
 	MemtxCallBegin(&call);
 	MemtxRequireHarness(&call, "resolve a review");
+	if (accept)
+		FenceAdmitRecord(id);
 	PipelineLoadReview(id, accept, &rec, &tier);
 
 	if (!accept)

@@ -27,12 +27,20 @@
  * transaction whose lease ran out fails, probes included, and
  * memtx.expire_transactions() (or the worker) aborts it.
  *
+ * Fencing (fence.c).  begin records the agent's writer epoch, under the
+ * agent's writer lock, and is refused while the agent is fenced; every load
+ * but the probes takes the writer lock of the transaction's agent before its
+ * row, and every call on a transaction opened under an older epoch is
+ * refused (42501) after the principal check and before any status check, so
+ * a fenced transaction answers nothing, not even its stored outcome.
+ *
  * Tenancy and tier.  A role begins only in a namespace it is a member of
  * ("default" is open to all; permissions.c); a harness anywhere, for any
  * agent.  Without a harness tier the tier is the highest configured for the
  * calling role or the session user, so SET ROLE to a less trusted group role
  * does not lower it.
  */
+#include "fence.h"
 #include "readset.h"
 #include "record.h"
 
@@ -101,6 +109,7 @@ TxnFromRow(int64 id, SPITupleTable *tt, uint64 n, bool *expired, bool *renew_due
 	*expired = MemtxGetBool(0, 9);
 	t->verifier_calls = DatumGetInt32(MemtxGet(0, 10, &isnull));
 	*renew_due = MemtxGetBool(0, 11);
+	t->fenced = MemtxGetBool(0, 12);
 	return t;
 }
 
@@ -125,7 +134,7 @@ TxnFetch(int64 id, bool lock, bool *expired, bool *renew_due)
 	return TxnFromRow(id, SPI_tuptable, SPI_processed, expired, renew_due);
 }
 
-/* Load a transaction for the expiry run: no principal, no lease renewal. */
+/* Load a transaction for expiry or a fence to abort: no principal, no lease renewal. */
 MemtxTxn *
 TxnLoadExpired(int64 id)
 {
@@ -177,6 +186,14 @@ TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_du
 				 errmsg("permission denied for memtx transaction %lld", (long long) t->id),
 				 errdetail("Only its agent or a harness may operate on it.")));
 
+	if (t->fenced)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("memtx transaction %lld was fenced", (long long) t->id),
+				 errdetail("It was opened under an older writer epoch of role \"%s\"; no call on it is accepted, even after memtx.unfence.",
+						   t->agent),
+				 errhint("Begin a new transaction (the role must be unfenced first).")));
+
 	t->lease_due = renew_due;
 	if (t->status == MX_OPEN)
 	{
@@ -201,17 +218,21 @@ TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_du
 }
 
 /*
- * Load transaction id for the calling principal: lock its row (unless a
- * probe), check the caller may act in it and that its status and lease allow
- * "need", renew the lease (unless a probe).  The result lives in the SPI procedure context.
+ * Load transaction id for the calling principal: take its agent's writer
+ * lock and its row lock (unless a probe), check the caller may act in it,
+ * that it was not fenced and that its status and lease allow "need", renew
+ * the lease (unless a probe).  The result lives in the SPI procedure context.
  */
 MemtxTxn *
 TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
 {
 	bool		expired;
 	bool		renew_due;
-	MemtxTxn   *t = TxnFetch(id, need != TXN_NEED_LIVE_PROBE, &expired, &renew_due);
+	MemtxTxn   *t;
 
+	if (need != TXN_NEED_LIVE_PROBE)
+		FenceLockTxnWriter(id);
+	t = TxnFetch(id, need != TXN_NEED_LIVE_PROBE, &expired, &renew_due);
 	TxnAdmit(call, t, need, expired, renew_due);
 	return t;
 }
@@ -299,17 +320,18 @@ TxnTierFloor(const char *agent, bool named)
  * memtx.begin(tier, agent, namespace, isolation) → bigint
  *
  * A role begins only in a namespace it is a member of (or "default"); a
- * harness anywhere, for any agent.
+ * harness anywhere, for any agent; nobody for a fenced agent.
  */
 PG_FUNCTION_INFO_V1(memtx_begin);
 Datum
 memtx_begin(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr insert;
-	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID};
+	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID};
 	MemtxCall	call;
-	Datum		values[5];
+	Datum		values[6];
 	char	   *agent;
+	int64		epoch;
 	char	   *ns;
 	int			tier;
 	int			isolation;
@@ -348,6 +370,8 @@ memtx_begin(PG_FUNCTION_ARGS)
 				 errdetail("Role \"%s\" is not a member of the namespace.", call.caller_name),
 				 errhint("A harness grants namespaces with memtx.grant_namespace.")));
 
+	epoch = FenceAdmitWriter(agent);
+
 	if (!PG_ARGISNULL(0))
 		tier = CatalogEnumIndex(ME_TIER, PG_GETARG_DATUM(0));
 	else
@@ -361,15 +385,16 @@ memtx_begin(PG_FUNCTION_ARGS)
 	values[2] = CStringGetTextDatum(MemtxIsolationNames[isolation]);
 	values[3] = CStringGetTextDatum(ns);
 	values[4] = Int32GetDatum(memtx_lease_timeout);
+	values[5] = Int64GetDatum(epoch);
 	MemtxExec(MemtxPlan(&insert,
 						"INSERT INTO memtx.transactions (agent, tier, isolation, namespace, "
-						"snapshot, snapshot_xid, snapshot_seq, lease_expires_at) "
+						"snapshot, snapshot_xid, snapshot_seq, lease_expires_at, epoch) "
 						"VALUES ($1, $2::memtx.risk_tier, $3::memtx.isolation, $4, "
 						"pg_catalog.pg_current_snapshot(), pg_catalog.pg_current_xact_id(), "
 						"pg_catalog.nextval('memtx.clock'), "
-						"pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $5)) "
+						"pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $5), $6) "
 						"RETURNING id",
-						5, types),
+						6, types),
 			  values, NULL, 0);
 	id = MemtxGetInt64(0, 1);
 	ReadSetNoteBegin(id);

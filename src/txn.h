@@ -21,6 +21,7 @@ typedef struct MemtxTxn
 	int64		snapshot_seq;
 	MemtxTxStatus status;
 	int32		verifier_calls;
+	bool		fenced;			/* opened under an older writer epoch of its agent */
 	bool		lease_due;		/* a call that writes should renew the lease */
 } MemtxTxn;
 
@@ -42,8 +43,9 @@ typedef enum TxnNeed
 	"snapshot_xid, snapshot_seq, status, " \
 	"lease_expires_at < pg_catalog.clock_timestamp(), verifier_calls, " \
 	"lease_expires_at < pg_catalog.clock_timestamp() " \
-	"  + pg_catalog.make_interval(secs => $2) - pg_catalog.make_interval(secs => $3)"
-#define TXN_NFIELDS 11
+	"  + pg_catalog.make_interval(secs => $2) - pg_catalog.make_interval(secs => $3), " \
+	"epoch < memtx.writer_epoch(agent)"
+#define TXN_NFIELDS 12
 
 extern MemtxTxn *TxnLoad(MemtxCall *call, int64 id, TxnNeed need);
 extern void TxnFetchParams(int64 id, Datum *values);

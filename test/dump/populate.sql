@@ -3,6 +3,16 @@ CREATE EXTENSION memtx CASCADE;
 SELECT memtx.register_source('crm', 0.7);
 SELECT memtx.register_tool('send_email', false);
 SELECT memtx.register_tool('issue_refund', true, 'reverse_refund');
+-- a fenced and unfenced writer, whose open transaction the fence aborted
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'memtx_dump_writer') THEN
+        CREATE ROLE memtx_dump_writer;
+    END IF;
+    PERFORM memtx.stage(memtx.begin(agent => 'memtx_dump_writer'), 'order:9', 'eligible', 'true');
+    PERFORM memtx.fence('memtx_dump_writer');
+    PERFORM memtx.unfence('memtx_dump_writer');
+END $$;
 DO $$
 DECLARE tx bigint; a bigint; b bigint; c bigint; tx2 bigint;
 BEGIN

@@ -8,7 +8,7 @@ BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 DROP EXTENSION IF EXISTS memtx CASCADE;
 CREATE EXTENSION memtx CASCADE;
-SELECT plan(51);
+SELECT plan(57);
 
 CREATE ROLE regress_memtx_team_a NOLOGIN;
 CREATE ROLE regress_memtx_team_b NOLOGIN;
@@ -242,6 +242,22 @@ SELECT is(pg_temp.as_role_path('regress_memtx_bob', 'regress_memtx_evil, pg_cata
     'the API runs for an agent with a hostile search_path');
 SELECT is((SELECT count(*) FROM regress_memtx_evil.log), 0::bigint,
     'no API function ran a planted function or operator');
+
+-- writer fencing (SPEC §12) is the harness's
+SELECT is(pg_temp.as_role('regress_memtx_bob', $$SELECT memtx.fence('regress_memtx_alice')$$),
+    '42501', 'an agent cannot fence another');
+SELECT is(pg_temp.as_role('regress_memtx_bob', $$SELECT memtx.unfence('regress_memtx_alice')$$),
+    '42501', 'an agent cannot unfence another');
+SELECT memtx.fence('regress_memtx_bob');
+SELECT is(pg_temp.as_role('regress_memtx_bob', $$SELECT memtx.begin()$$),
+    '42501', 'a fenced agent cannot begin');
+SELECT is(pg_temp.as_role('regress_memtx_bob', $$SELECT memtx.unfence('regress_memtx_bob')$$),
+    '42501', 'a fenced agent cannot unfence itself');
+SELECT memtx.unfence('regress_memtx_bob');
+SELECT is(pg_temp.as_role('regress_memtx_bob', $$SELECT memtx.begin()$$),
+    'ok', 'after unfence the agent begins again');
+SELECT is(pg_temp.as_role('regress_memtx_alice', $$SELECT memtx.begin()$$),
+    'ok', 'a fence of one role leaves the others writing');
 
 SELECT * FROM finish();
 ROLLBACK;

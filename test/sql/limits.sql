@@ -3,7 +3,7 @@
 -- the advisory locks this backend holds, by kind (field2 'mt' << 16 | kind) and mode
 CREATE VIEW pg_temp.memtx_locks AS
     SELECT CASE classid::bigint & 65535 WHEN 1 THEN 'slot' WHEN 2 THEN 'namespace' WHEN 3 THEN 'effect key'
-                              WHEN 4 THEN 'slot intent' END AS kind, mode, count(*) AS n
+                              WHEN 4 THEN 'slot intent' WHEN 5 THEN 'writer' END AS kind, mode, count(*) AS n
       FROM pg_locks
      WHERE pid = pg_backend_pid() AND locktype = 'advisory' AND objsubid = 3
        AND classid::bigint >> 16 = 28020   -- 'mt'

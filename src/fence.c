@@ -1,0 +1,197 @@
+/*
+ * fence.c — writer fencing (SPEC §12).
+ *
+ * Handing a namespace to a new writer is a fence of the old one and a grant
+ * to the new: there must be no moment at which both can commit.  Each role
+ * has a writer epoch, 0 until fenced; memtx.fence(role) opens the next epoch
+ * (a row of memtx.writer_epochs with the clock position of the fence),
+ * aborts every open transaction whose agent is exactly that role (not its
+ * members) through the abort path with reason fenced, in every namespace,
+ * and leaves the role fenced until memtx.unfence(role), which keeps the
+ * epoch.  While fenced, every write by the role fails with 42501: its own
+ * begin or a harness's on its behalf, revoke by it (and memtx.propose, a
+ * begin, stage and commit in one call, must check its caller the same way,
+ * with FenceAdmitWriter, before it begins).  A transaction records
+ * its agent's epoch at begin; every call on a transaction opened under an
+ * older epoch fails with 42501 forever (txn.c, TxnAdmit), after unfence and
+ * for a harness too, commit's stored outcome and act in a committed
+ * transaction included.  Reads without a transaction still answer.
+ *
+ * Races.  A fence takes the role's writer lock exclusive (level 0 of the lock
+ * order in locks.c) before it advances the epoch; every writing call of the
+ * role takes it shared before it checks the epoch, each query of the call
+ * taking a fresh snapshot.  So a call racing a fence either holds the lock
+ * first, and the fence waits for its SQL transaction to end (the call
+ * completes before the fence, and a transaction it committed or began is
+ * then the fence's to abort or its epoch's past), or it waits for the fence
+ * and then sees the new epoch and fails.  A record committed in a
+ * transaction of an older epoch therefore has a clock position below its
+ * fence's: memtx.check_invariants checks exactly that ("fenced_epoch").
+ */
+#include "cascade.h"
+#include "fence.h"
+#include "locks.h"
+#include "txn.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+
+int64
+FenceAdmitWriter(const char *role)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {TEXTOID};
+	Datum		values[1];
+
+	LockWriter(role, false);
+	values[0] = CStringGetTextDatum(role);
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT epoch, unfenced_at IS NULL FROM memtx.writer_epochs "
+						"WHERE role_name = $1 ORDER BY epoch DESC LIMIT 1",
+						1, types),
+			  values, NULL, 1);
+	if (SPI_processed == 0)
+		return 0;
+	if (MemtxGetBool(0, 2))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("role \"%s\" is fenced", role),
+				 errdetail("A harness fenced its writer epoch; no write by it is accepted until memtx.unfence."),
+				 errhint("Writes by the role's successor are not affected.")));
+	return MemtxGetInt64(0, 1);
+}
+
+void
+FenceLockTxnWriter(int64 tx)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8OID};
+	Datum		values[1];
+
+	values[0] = Int64GetDatum(tx);
+	MemtxExec(MemtxPlan(&plan, "SELECT agent FROM memtx.transactions WHERE id = $1", 1, types),
+			  values, NULL, 1);
+	if (SPI_processed > 0)
+		LockWriter(MemtxGetText(0, 1), false);
+}
+
+void
+FenceAdmitRecord(int64 id)
+{
+	static SPIPlanPtr load;
+	static SPIPlanPtr stale;
+	static const Oid types[] = {INT8OID};
+	Datum		values[1];
+
+	values[0] = Int64GetDatum(id);
+	MemtxExec(MemtxPlan(&load,
+						"SELECT t.id, t.agent FROM memtx.records r "
+						"JOIN memtx.transactions t ON t.id = r.tx_id WHERE r.id = $1",
+						1, types),
+			  values, NULL, 1);
+	if (SPI_processed == 0)
+		return;
+	values[0] = Int64GetDatum(MemtxGetInt64(0, 1));
+	LockWriter(MemtxGetText(0, 2), false);
+	MemtxExec(MemtxPlan(&stale,
+						"SELECT 1 FROM memtx.transactions t "
+						"WHERE t.id = $1 AND t.epoch < memtx.writer_epoch(t.agent)",
+						1, types),
+			  values, NULL, 1);
+	if (SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("record %lld cannot be accepted: its transaction was fenced", (long long) id),
+				 errdetail("Its transaction was opened under an older writer epoch of its agent."),
+				 errhint("Reject it, or have the role's successor stage it again.")));
+}
+
+/* The role argument of fence and unfence, checked; the caller must be a harness. */
+static char *
+FenceRoleArg(FunctionCallInfo fcinfo, MemtxCall *call, const char *what)
+{
+	char	   *role;
+
+	MemtxRequireArg(fcinfo, 0, "role");
+	MemtxCheckText(PG_GETARG_TEXT_PP(0), "role", NAMEDATALEN - 1);
+	role = text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	/* the harness check first: a non-harness learns nothing about roles */
+	MemtxCallBegin(call);
+	MemtxRequireHarness(call, what);
+	MemtxCheckRoleName(role, NULL);
+	LockWriter(role, true);
+	return role;
+}
+
+/*
+ * memtx.fence(role) → bigint
+ *
+ * Opens the role's next writer epoch and aborts its open transactions, in
+ * (namespace, id) order, as memtx.abort would, with reason fenced.
+ */
+PG_FUNCTION_INFO_V1(memtx_fence);
+Datum
+memtx_fence(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr advance;
+	static SPIPlanPtr open;
+	static const Oid types[] = {TEXTOID};
+	MemtxCall	call;
+	Datum		values[1];
+	char	   *role;
+	int64		epoch;
+	int64	   *ids;
+	uint64		n;
+
+	role = FenceRoleArg(fcinfo, &call, "fence a role");
+	values[0] = CStringGetTextDatum(role);
+	MemtxExec(MemtxPlan(&advance,
+						"INSERT INTO memtx.writer_epochs (role_name, epoch, pos, fenced_at) "
+						"VALUES ($1, memtx.writer_epoch($1) + 1, pg_catalog.nextval('memtx.clock'), memtx.now()) "
+						"RETURNING epoch",
+						1, types),
+			  values, NULL, 0);
+	epoch = MemtxGetInt64(0, 1);
+
+	MemtxExec(MemtxPlan(&open,
+						"SELECT id FROM memtx.transactions WHERE agent = $1 AND status = 'open' "
+						"ORDER BY namespace, id FOR UPDATE",
+						1, types),
+			  values, NULL, 0);
+	n = SPI_processed;
+	ids = palloc(sizeof(int64) * (n + 1));
+	for (uint64 i = 0; i < n; i++)
+		ids[i] = MemtxGetInt64(i, 1);
+	for (uint64 i = 0; i < n; i++)
+		CascadeAbort(TxnLoadExpired(ids[i]), MR_FENCED, NULL);
+
+	MemtxCallEnd(&call);
+	PG_RETURN_INT64(epoch);
+}
+
+/*
+ * memtx.unfence(role) → void
+ *
+ * The role may write again; its epoch stays, so its transactions opened
+ * before the fence stay refused.  Unfencing a role that is not fenced does
+ * nothing.
+ */
+PG_FUNCTION_INFO_V1(memtx_unfence);
+Datum
+memtx_unfence(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {TEXTOID};
+	MemtxCall	call;
+	Datum		values[1];
+
+	values[0] = CStringGetTextDatum(FenceRoleArg(fcinfo, &call, "unfence a role"));
+	MemtxExec(MemtxPlan(&plan,
+						"UPDATE memtx.writer_epochs SET unfenced_at = memtx.now() "
+						"WHERE role_name = $1 AND unfenced_at IS NULL",
+						1, types),
+			  values, NULL, 0);
+	MemtxCallEnd(&call);
+	PG_RETURN_VOID();
+}

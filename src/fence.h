@@ -1,0 +1,28 @@
+/*
+ * fence.h — writer fencing of roles (SPEC §12).
+ */
+#ifndef MEMTX_FENCE_H
+#define MEMTX_FENCE_H
+
+#include "memtx.h"
+
+/*
+ * Take role's writer lock shared and refuse (42501) while the role is
+ * fenced; returns its writer epoch.  Every write as a role calls this
+ * before its first check (begin, revoke; a one-call propose should too).
+ */
+extern int64 FenceAdmitWriter(const char *role);
+
+/*
+ * Take the writer lock of transaction tx's agent shared, before the call
+ * locks tx's row; nothing when tx does not exist (the load reports it).
+ */
+extern void FenceLockTxnWriter(int64 tx);
+
+/*
+ * For resolve accepting record id: take its transaction's writer lock and
+ * refuse (42501) when that transaction was opened under an older epoch.
+ */
+extern void FenceAdmitRecord(int64 id);
+
+#endif							/* MEMTX_FENCE_H */
