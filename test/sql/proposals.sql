@@ -205,6 +205,11 @@ SELECT t.status, t.agent = current_user AS own FROM memtx.transactions t ORDER B
 SET ROLE regress_memtx_prop;
 SELECT pg_temp.try('SELECT * FROM memtx.propose(''q'', ''c'', ''1'', proposal => ''q-3'', namespace => ''nope'')');
 RESET ROLE;
+-- both are content: fixed once staged, for every role
+SELECT pg_temp.try('UPDATE memtx.records SET proposal = ''p-9'' WHERE id = 29');
+SELECT pg_temp.try('UPDATE memtx.records SET proposal = NULL WHERE id = 29');
+SELECT pg_temp.try('UPDATE memtx.records SET expected_head = NULL WHERE id = 1');
+SELECT pg_temp.try('UPDATE memtx.records SET expected_head = 0 WHERE id = 16');
 SELECT * FROM memtx.check_invariants();
 DROP EXTENSION memtx CASCADE;
 DROP ROLE regress_memtx_prop;
