@@ -137,8 +137,6 @@ def test_memory_tools_mirror_their_functions(db, specs):
             continue  # not in this build yet (recall, outcome)
         schema = tools(specs, "openai")[tool]
         named = {n for n, _, _ in args} - RUNNER_ARGS
-        if function == "stage":
-            named -= {"expected_head", "proposal"}  # v2 arguments, not offered yet
         assert set(schema["properties"]) == named, tool
         assert set(schema["required"]) == {n for n, has_default, _ in args if not has_default} - RUNNER_ARGS, tool
 
