@@ -34,7 +34,7 @@ SELECT memtx.stage(:tx, 'acct:1', 'status', '"frozen"', scope => 'public') AS r7
 SELECT record_id, state FROM memtx.commit(:tx);
 RESET ROLE;
 RESET memtx.logical_now;
-SELECT id, namespace, state, reason, reason FROM memtx.records ORDER BY id;
+SELECT id, namespace, state, reason FROM memtx.records ORDER BY id;
 
 SET ROLE regress_asof_a;
 -- before day 2 nothing was active; then the three; day 3 the closing; day 4 nothing on status
