@@ -77,6 +77,5 @@ SELECT count(*) AS after FROM memtx.history WHERE record_id = :r3;
 SELECT * FROM memtx.check_invariants();
 
 RESET memtx.logical_now;
-DROP EXTENSION memtx CASCADE;
 DROP ROLE regress_history_a;
 DROP ROLE regress_history_b;

@@ -76,6 +76,5 @@ SELECT count(*) AS read_set_rows FROM memtx.read_set;
 SELECT pg_temp.try($$SELECT * FROM memtx.read_as_of(NULL)$$);
 SELECT pg_temp.try($$SELECT * FROM memtx.read_as_of(now(), namespace => NULL)$$);
 
-DROP EXTENSION memtx CASCADE;
 DROP ROLE regress_asof_a;
 DROP ROLE regress_asof_b;
