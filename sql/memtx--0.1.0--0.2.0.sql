@@ -554,12 +554,14 @@ GRANT EXECUTE ON FUNCTION memtx.tool_specs(text) TO PUBLIC;
  * dump) write no history: the dump carries the history rows themselves.
  *
  * A store upgraded from 0.1.0 kept no history; what can be known is
- * backfilled below: each record's state at staging (tentative, or committed
- * for a tool action; at its created_at and staged_pos) and, when it has
- * moved on, its current state and reason at settled_pos (at: its
- * transaction's end, or created_at; a fresh position when it has none of
- * its own),
- * so as-of reads before the upgrade see each record in its staged state
+ * backfilled below, without taking a position from the clock: each
+ * record's state at staging (tentative, or committed for a tool action; at
+ * its created_at and staged_pos) and, when it has moved on, its current
+ * state and reason — at its last rollback log row when a repair put it
+ * there (that row's position and time), else at settled_pos and its
+ * transaction's end.  A record that passed through states in between
+ * (committed, then superseded, then revoked) has only those two rows, so
+ * as-of reads of instants before the upgrade see it in its staged state
  * and then directly in its current one.
  */
 ALTER TABLE memtx.records ADD COLUMN erased_at timestamptz;
@@ -570,9 +572,11 @@ CREATE TABLE memtx.history (
     state     memtx.state NOT NULL,
     reason    text,
     at        timestamptz NOT NULL,
-    pos       bigint NOT NULL,
-    PRIMARY KEY (record_id, pos)
+    pos       bigint NOT NULL
 );
+-- a record's history in order; not unique: positions written by hand (a
+-- direct INSERT of a record, a restored store) need not be
+CREATE INDEX history_record_idx ON memtx.history (record_id, pos);
 COMMENT ON TABLE memtx.history IS 'every state change of each record from its staging on: state, reason, memtx.now() and global position (no values)';
 REVOKE ALL ON memtx.history FROM PUBLIC;
 -- History is readable with its record, under the records' row-level security.
@@ -583,13 +587,15 @@ CREATE POLICY history_readable ON memtx.history FOR SELECT
 SELECT pg_catalog.pg_extension_config_dump('memtx.history', '');
 
 WITH staged AS (
-    SELECT r.*, CASE WHEN r.kind = 'tool_action' THEN 'committed' ELSE 'tentative' END::memtx.state AS staged_state
+    SELECT r.*, CASE WHEN r.kind = 'tool_action' THEN 'committed' ELSE 'tentative' END::memtx.state AS staged_state,
+           (SELECT l.pos FROM memtx.rollback_log l WHERE l.record_id = r.id ORDER BY l.pos DESC LIMIT 1) AS repair_pos,
+           (SELECT l.logged_at FROM memtx.rollback_log l WHERE l.record_id = r.id ORDER BY l.pos DESC LIMIT 1) AS repaired_at
       FROM memtx.records r)
 INSERT INTO memtx.history (record_id, state, reason, at, pos)
 SELECT s.id, s.staged_state, NULL, s.created_at, s.staged_pos FROM staged s
 UNION ALL
-SELECT s.id, s.state, s.reason, coalesce(t.ended_at, s.created_at),
-       CASE WHEN s.settled_pos <> s.staged_pos THEN s.settled_pos ELSE pg_catalog.nextval('memtx.clock') END
+SELECT s.id, s.state, s.reason, coalesce(s.repaired_at, t.ended_at, s.created_at),
+       coalesce(s.repair_pos, CASE WHEN s.settled_pos <> s.staged_pos THEN s.settled_pos END, s.staged_pos)
   FROM staged s JOIN memtx.transactions t ON t.id = s.tx_id
  WHERE s.state <> s.staged_state;
 
@@ -651,7 +657,7 @@ BEGIN
           FROM memtx.records r
           CROSS JOIN LATERAL (SELECT x.state, x.reason FROM memtx.history x
                                WHERE x.record_id = r.id AND x.at <= read_as_of.at
-                               ORDER BY x.pos DESC LIMIT 1) h
+                               ORDER BY x.pos DESC, x.at DESC LIMIT 1) h
          WHERE r.namespace = read_as_of.namespace
            AND (read_as_of.entity IS NULL OR r.entity = read_as_of.entity)
            AND (read_as_of.attribute IS NULL OR r.attribute = read_as_of.attribute)
