@@ -43,6 +43,7 @@ REASONS = (
     "unstable_dependency", "invalidated", "in_flight_tentative",
     "no_action_safe_support", "input_not_visible", "input_not_action_safe",
     "inputs_required", "aborted", "revoked", "expired",
+    "stale_head",
 )
 REPAIRS = ("revoked", "quarantined", "compensated", "leaked")
 
@@ -52,7 +53,8 @@ CASE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,79}$")
 SETTING_RE = re.compile(r"^memtx\.[a-z_]+$")
 
 STAGE_ARGS = ("entity", "attribute", "value", "kind", "source", "confidence",
-              "derived_from", "scope", "readers", "writers", "valid", "observed_at")
+              "derived_from", "scope", "readers", "writers", "valid", "observed_at",
+              "expected_head", "proposal")
 
 # verb -> (allowed named arguments, required ones, does it run in a transaction)
 VERBS = {
@@ -167,6 +169,10 @@ def validate(case):
         need(v is None or (isinstance(v, list) and len(v) == 2), "%s: valid is [lower, upper]" % where)
         c = args.get("confidence", 1.0)
         need(isinstance(c, (int, float)), "%s: confidence is a number" % where)
+        h = args.get("expected_head")
+        need(h is None or h == 0 or _ref(h), "%s: expected_head is 0 or a $label" % where)
+        p = args.get("proposal")
+        need(p is None or (isinstance(p, str) and p), "%s: proposal is a non-empty string" % where)
 
     def check_refs(value, where, kinds):
         for r in _refs(value):
@@ -190,6 +196,7 @@ def validate(case):
         need(s.get("tier") in (None,) + TIERS, "%s: unknown tier" % where)
         check_stage_args(s, where)
         check_refs(s.get("derived_from", []), where, ("seed", "stage"))
+        check_refs(s.get("expected_head"), where, ("seed", "stage"))
         if "label" in s:
             need(NAME_RE.match(s["label"]) and s["label"] not in labels, "%s: bad or duplicate label" % where)
             labels[s["label"]] = "seed"
@@ -226,6 +233,7 @@ def validate(case):
         if verb == "stage":
             check_stage_args(args, where)
             check_refs(args.get("derived_from", []), where, ("seed", "stage"))
+            check_refs(args.get("expected_head"), where, ("seed", "stage"))
         if verb == "act":
             check_refs(args.get("derived_from", []), where, ("seed", "stage"))
             need(isinstance(args.get("args", {}), dict), "%s: act args is an object" % where)

@@ -2782,6 +2782,102 @@ def h_launder_dirty(c, D):
     c.ok(D["pe"], D["pa"], D["pv"])
 
 
+# ============================================================ proposals (SPEC §10)
+
+F = "stale_late_write"
+
+
+@scenario("hardened", F, "head-race")
+def h_head_race(c, D):
+    """{a} and {b} both saw {e}.{at} = {v} and propose a replacement expecting it as the head;
+    {b} commits {alt} first, so {a}'s {bad} no longer follows the head it names and is
+    quarantined stale_head, before any authority comparison (it cites {hi})."""
+    a, b = D["a"], D["b"]
+    c.seed("orig", b, D["e"], D["at"], D["v"], source=D["mid"])
+    c.begin(a, "t1")
+    c.begin(b, "t2")
+    c.stage(a, "late", D["e"], D["at"], D["bad"], source=D["hi"], expected_head="$orig", tx="$t1")
+    c.stage(b, "fresh", D["e"], D["at"], D["alt"], source=D["mid"], expected_head="$orig", tx="$t2")
+    c.commit(b, "t2")
+    c.commit(a, "t1")
+    c.ok(D["e"], D["at"], D["alt"])
+    c.gone(D["e"], D["at"], D["bad"], reason="stale_head", record="late")
+    c.gone(D["e"], D["at"], D["v"], state="superseded")
+
+
+@scenario("hardened", F, "absent-head")
+def h_absent_head(c, D):
+    """{a} creates {e}.{at} expecting it absent (expected head 0) while {b} creates it first with
+    {alt}: typed absence no longer holds, so {a}'s {bad} is stale_head, and nothing it derives
+    an irreversible {irr} call from is committed (the call is blocked)."""
+    a, b = D["a"], D["b"]
+    c.begin(a, "t1", tier="external_action")
+    c.begin(b, "t2")
+    c.stage(a, "late", D["e"], D["at"], D["bad"], source=D["mid"], expected_head=0, tx="$t1")
+    c.stage(b, "fresh", D["e"], D["at"], D["alt"], source=D["mid"], expected_head=0, tx="$t2")
+    c.commit(b, "t2")
+    c.commit(a, "t1")
+    c.begin(a, "t3", tier="external_action")
+    c.act(a, "exec", D["irr"], derived=["late"], tx="t3")
+    c.ok(D["e"], D["at"], D["alt"])
+    c.gone(D["e"], D["at"], D["bad"], reason="stale_head", record="late")
+    c.forbid("exec")
+
+
+@scenario("hardened", F, "head-proved", "control")
+def h_head_proved(c, D):
+    """{a} opened its transaction before {b} committed {e}.{at} = {alt}, then looked the slot up
+    and proposes {bad} expecting {b}'s record as the head: a matching head proves it saw the
+    current value, so the old snapshot does not make the write stale and it commits."""
+    a, b = D["a"], D["b"]
+    c.seed("orig", b, D["e"], D["at"], D["v"], source=D["mid"], writers=[D["team"]])
+    c.begin(a, "t1")
+    c.begin(b, "t2")
+    c.stage(b, "fresh", D["e"], D["at"], D["alt"], source=D["mid"], expected_head="$orig",
+            scope="shared", readers=[D["team"]], writers=[D["team"]], tx="$t2")
+    c.commit(b, "t2")
+    c.stage(a, "next", D["e"], D["at"], D["bad"], source=D["mid"], expected_head="$fresh", tx="$t1")
+    c.commit(a, "t1")
+    c.ok(D["e"], D["at"], D["bad"])
+    c.gone(D["e"], D["at"], D["alt"], state="superseded")
+
+
+@scenario("hardened", F, "proposal-retry", "control")
+def h_proposal_retry(c, D):
+    """{a}'s reply to a committed proposal of {e}.{at} = {alt} is lost and it retries the same
+    proposal id from a new transaction: the retry returns the original record and stages
+    nothing, so the value is committed once and {a} acts on it."""
+    a = D["a"]
+    c.begin(a, "t1", tier="external_action")
+    c.stage(a, "first", D["e"], D["at"], D["alt"], source=D["mid"], expected_head=0,
+            proposal="prop-" + D["name"], tx="$t1")
+    c.commit(a, "t1")
+    c.begin(a, "t2", tier="external_action")
+    c.stage(a, "again", D["e"], D["at"], D["alt"], source=D["mid"], expected_head=0,
+            proposal="prop-" + D["name"], tx="$t2")
+    c.commit(a, "t2")
+    c.act(a, "exec", D["irr"], derived=["again"], tx="t2")
+    c.ok(D["e"], D["at"], D["alt"])
+    c.require("exec")
+
+
+@scenario("hardened", F, "proposal-hijack")
+def h_proposal_hijack(c, D):
+    """{b} reuses {a}'s proposal id with another value {bad}: a bound id belongs to its first
+    record forever, so the stage fails with a unique violation, writes nothing, and
+    {a}'s {alt} stays the value."""
+    a, b = D["a"], D["b"]
+    c.begin(a, "t1")
+    c.stage(a, "first", D["e"], D["at"], D["alt"], source=D["mid"], proposal="prop-" + D["name"], tx="$t1")
+    c.commit(a, "t1")
+    c.begin(b, "t2")
+    c.stage(b, "steal", D["e"], D["at"], D["bad"], source=D["hi"], proposal="prop-" + D["name"],
+            tx="$t2", expect_error="23505")
+    c.commit(b, "t2")
+    c.ok(D["e"], D["at"], D["alt"])
+    c.perm_err("steal", "23505")
+
+
 # ============================================================ output
 
 SHORT = {

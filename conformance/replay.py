@@ -146,6 +146,10 @@ class Replay:
             params.extend(e["valid"])
         if e.get("observed_at") is not None and not (self.ablate and self.case["family"] == "temporal_scope"):
             arg("observed_at", "::timestamptz", e["observed_at"])
+        if e.get("expected_head") is not None:
+            arg("expected_head", "::bigint", self.resolve(e["expected_head"]))
+        if e.get("proposal") is not None:
+            arg("proposal", "", e["proposal"])
         q = sql.SQL("SELECT memtx.stage({})").format(sql.SQL(", ").join(parts))
         return q, params
 

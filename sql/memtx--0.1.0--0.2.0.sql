@@ -537,6 +537,93 @@ REVOKE ALL ON FUNCTION memtx.tool_specs(text) FROM PUBLIC;
 -- registry it lists is readable by every role already.
 GRANT EXECUTE ON FUNCTION memtx.tool_specs(text) TO PUBLIC;
 
+-- Proposals: exact head and one disposition per proposal (SPEC §10)
+--
+-- expected_head is the predecessor the proposer saw (0: typed absence, NULL:
+-- no expectation); proposal is a client-chosen id, bound forever to the first
+-- record staged under it in its namespace.  Both are content: the lifecycle
+-- trigger keeps them fixed after staging like every column it does not list.
+ALTER TABLE memtx.records
+    ADD COLUMN expected_head bigint CHECK (expected_head >= 0),
+    ADD COLUMN proposal text CHECK (proposal <> '' AND octet_length(proposal) <= 1024);
+CREATE UNIQUE INDEX records_proposal_idx ON memtx.records (namespace, proposal) WHERE proposal IS NOT NULL;
+
+-- stage gains expected_head and proposal after observed_at.  The old
+-- signature is dropped so that positional and named calls of 0.1.0 resolve
+-- to this one (the new arguments default to NULL); the C function reads them
+-- only when the caller's signature has them.
+DROP FUNCTION memtx.stage(bigint, text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz);
+CREATE FUNCTION memtx.stage(tx bigint, entity text, attribute text, value jsonb,
+                            kind memtx.kind DEFAULT 'belief', source text DEFAULT NULL,
+                            confidence double precision DEFAULT 1.0, derived_from bigint[] DEFAULT '{}',
+                            scope memtx.scope DEFAULT 'private', readers text[] DEFAULT NULL,
+                            writers text[] DEFAULT NULL, valid tstzrange DEFAULT NULL,
+                            observed_at timestamptz DEFAULT NULL, expected_head bigint DEFAULT NULL,
+                            proposal text DEFAULT NULL)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'memtx_stage'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+    SET enable_bitmapscan = off;
+COMMENT ON FUNCTION memtx.stage(bigint, text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz, bigint, text) IS 'stage a tentative record and its derived-from edges in an open transaction; expected_head (0: none) is checked at commit, a proposal id makes a retry return the original record';
+REVOKE ALL ON FUNCTION memtx.stage(bigint, text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz, bigint, text) FROM PUBLIC;
+-- An agent's API: the function checks the transaction's agent itself.
+GRANT EXECUTE ON FUNCTION memtx.stage(bigint, text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz, bigint, text) TO PUBLIC;
+
+CREATE FUNCTION memtx.outcome(proposal text, namespace text DEFAULT 'default')
+    RETURNS TABLE (record_id bigint, tx_id bigint, state memtx.state, reason text, tx_status text)
+    AS 'MODULE_PATHNAME', 'memtx_outcome'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off;
+COMMENT ON FUNCTION memtx.outcome(text, text) IS 'the disposition of a proposal (record, transaction, current state and reason, transaction status); no row when the id is unknown or the record not readable by the caller; writes nothing';
+REVOKE ALL ON FUNCTION memtx.outcome(text, text) FROM PUBLIC;
+-- Anyone's read: it answers only about records the calling role may read.
+GRANT EXECUTE ON FUNCTION memtx.outcome(text, text) TO PUBLIC;
+
+-- begin + stage + commit of one record.  A proposal already bound with the
+-- same content and agent returns its outcome and writes nothing: the three
+-- calls run in a subtransaction that is rolled back once stage has answered
+-- with a record of an earlier transaction.
+CREATE FUNCTION memtx.propose(entity text, attribute text, value jsonb,
+                              kind memtx.kind DEFAULT 'belief', source text DEFAULT NULL,
+                              confidence double precision DEFAULT 1.0, derived_from bigint[] DEFAULT '{}',
+                              scope memtx.scope DEFAULT 'private', readers text[] DEFAULT NULL,
+                              writers text[] DEFAULT NULL, valid tstzrange DEFAULT NULL,
+                              observed_at timestamptz DEFAULT NULL, expected_head bigint DEFAULT NULL,
+                              proposal text DEFAULT NULL, namespace text DEFAULT 'default')
+    RETURNS TABLE (tx_id bigint, record_id bigint, state memtx.state, reason text)
+    LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    tx bigint;
+    rec bigint;
+    original bigint;
+BEGIN
+    BEGIN
+        tx := memtx.begin(namespace => propose.namespace);
+        rec := memtx.stage(tx, propose.entity, propose.attribute, propose.value, propose.kind,
+                           propose.source, propose.confidence, propose.derived_from, propose.scope,
+                           propose.readers, propose.writers, propose.valid, propose.observed_at,
+                           propose.expected_head, propose.proposal);
+        IF (SELECT r.tx_id FROM memtx.records r WHERE r.id = rec) IS DISTINCT FROM tx THEN
+            original := rec;
+            RAISE EXCEPTION USING ERRCODE = 'MXRTY', MESSAGE = 'proposal retried';
+        END IF;
+    EXCEPTION WHEN SQLSTATE 'MXRTY' THEN
+        RETURN QUERY SELECT o.tx_id, o.record_id, o.state, o.reason
+                       FROM memtx.outcome(propose.proposal, propose.namespace) o
+                      WHERE o.record_id = original;
+        RETURN;
+    END;
+    RETURN QUERY SELECT tx, c.record_id, c.state, c.reason FROM memtx.commit(tx) c;
+END $$;
+COMMENT ON FUNCTION memtx.propose(text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz, bigint, text, text) IS 'begin, stage and commit one record at the caller''s configured tier; a proposal already bound with the same content and agent returns its outcome and writes nothing';
+REVOKE ALL ON FUNCTION memtx.propose(text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz, bigint, text, text) FROM PUBLIC;
+-- An agent's API: it runs with the caller's rights through begin, stage and commit.
+GRANT EXECUTE ON FUNCTION memtx.propose(text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz, bigint, text, text) TO PUBLIC;
+
 -- History, as-of reads and erasure (SPEC §13)
 /*
  * memtx.history keeps every state change of a record from its staging on:

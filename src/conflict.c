@@ -8,12 +8,19 @@
  * rivals.  The caller holds the slot's lock, so the rivals it sees are the
  * rivals there are; records committed earlier in the same run are among them.
  *
+ * The first rule of (d) is the expected head (SPEC §10, proposal.c): a
+ * candidate that names one and finds another head set is stale_head, before
+ * any rival is judged.  A matching head proves the proposer saw the current
+ * state of its window, so the snapshot half of stale_late_write does not
+ * apply to it; the observed_at half, authority, writers and review do.
+ *
  * Adjudication against several rivals takes the strictest outcome:
  * stale_late_write, lower_authority, write_not_permitted, needs_review; the
  * candidate supersedes only when it beats every rival, and then all of them.
  */
 #include "conflict.h"
 #include "locks.h"
+#include "proposal.h"
 
 #include "catalog/pg_type.h"
 #include "utils/acl.h"
@@ -170,14 +177,21 @@ ConflictFetchRivals(int64 id)
 			  values, NULL, 0);
 }
 
-/* (d): slot adjudication. */
+/* (d): slot adjudication, the expected head first. */
 static void
 ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
 {
 	int			rank = RANK_BEATS;
+	bool		head_stale = cand->expected_head >= 0 && !ProposalHeadMatches(cand);
+	bool		head_seen = cand->expected_head >= 0 && !head_stale;
 
 	ConflictFetchRivals(cand->id);
 	res->nrivals = (int) SPI_processed;
+	if (head_stale)
+	{
+		res->reason = MR_STALE_HEAD;
+		return;
+	}
 	if (SPI_processed == 0)
 		return;
 	res->supersede = palloc(sizeof(Datum) * SPI_processed);
@@ -197,7 +211,7 @@ ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
 		d = MemtxGet(i, 6, &isnull);
 		rwriters = isnull ? NULL : DatumGetArrayTypeP(d);
 
-		if (rtx != t->id)
+		if (rtx != t->id && !head_seen)
 		{
 			Datum		xid = MemtxGet(i, 8, &isnull);
 

@@ -23,7 +23,10 @@
  *      second; it retries next cycle), so one held namespace does not stop
  *      expiry elsewhere.
  *   3. the effect-key lock (act with an effect key), exclusive, so two
- *      calls with one key serialize and the second sees the first's log row.
+ *      calls with one key serialize and the second sees the first's log row;
+ *      or the proposal lock (stage with a proposal id), exclusive, so two
+ *      stages under one id serialize and the second sees the first's record
+ *      (a retry) or, when the first rolled back, binds the id itself.
  *   4. slot locks (commit, resolve): first the namespace's slot-intent
  *      lock, shared, then every slot of the call, exclusive, in one pass
  *      sorted by key, so rival commits serialize without deadlock and the
@@ -40,7 +43,7 @@
  *
  *   call                 1    2          3    4    5
  *   begin                -    -          -    -    -
- *   stage                x    shared     -    -    -
+ *   stage                x    shared     x    -    -
  *   read, gate           -    -          -    -    -
  *   commit               x    shared/ex  -    x    x
  *   act                  x    shared     x    -    -
@@ -68,7 +71,7 @@
  * locks.
  *
  * All keys live in memtx's own advisory space: field1 the database, field2
- * 'mt' << 16 | kind (slot, namespace, effect key, slot intent), field3 a
+ * 'mt' << 16 | kind (slot, namespace, effect key, slot intent, proposal), field3 a
  * 32-bit hash of the names, field4 = 3, which
  * keeps them apart from pg_advisory_lock's own keys (field4 1 and 2).  A hash
  * collision only makes two unrelated names share a lock: slower, never wrong.
@@ -85,6 +88,7 @@
 #define LOCK_SPACE_NAMESPACE	2
 #define LOCK_SPACE_EFFECT		3
 #define LOCK_SPACE_SLOT_INTENT	4
+#define LOCK_SPACE_PROPOSAL		5
 
 /*
  * The most slot locks one call takes; above it, the namespace's slot-intent
@@ -169,6 +173,13 @@ LockEffectKey(const char *ns, const char *key)
 {
 	Assert(LockNamespaceHeld(ns, false));
 	LockKey(LOCK_SPACE_EFFECT, MemtxHashStrings(ns, key, NULL), true);
+}
+
+void
+LockProposal(const char *ns, const char *proposal)
+{
+	Assert(LockNamespaceHeld(ns, false));
+	LockKey(LOCK_SPACE_PROPOSAL, MemtxHashStrings(ns, proposal, NULL), true);
 }
 
 static int

@@ -27,6 +27,7 @@
 #include "conflict.h"
 #include "events.h"
 #include "locks.h"
+#include "proposal.h"
 #include "readset.h"
 
 #include "catalog/pg_type.h"
@@ -353,12 +354,14 @@ PipelineLoadReview(int64 id, bool accept, MemtxRec *rec, MemtxTier *tier)
 
 /*
  * Accept record id (awaiting review, locked): unless an ancestor is no
- * longer active, supersede its active rivals and commit it (to action_safe
- * when action_safe).
+ * longer active, or the head it expected is no longer the head set (SPEC
+ * §10), supersede its active rivals and commit it (to action_safe when
+ * action_safe).
  */
 static void
-PipelineAccept(int64 id, bool action_safe)
+PipelineAccept(MemtxRec *rec, bool action_safe)
 {
+	int64		id = rec->id;
 	static SPIPlanPtr ancestors;
 	static SPIPlanPtr reopen;
 	static const Oid types[] = {INT8OID};
@@ -376,6 +379,12 @@ PipelineAccept(int64 id, bool action_safe)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("record %lld cannot be accepted: an ancestor is no longer active", (long long) id),
 				 errhint("Reject it, or stage it again from active records.")));
+	if (rec->expected_head >= 0 && !ProposalHeadMatches(rec))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("record %lld cannot be accepted: the head it expected is no longer the head",
+						(long long) id),
+				 errhint("Reject it, or stage it again against the current head.")));
 
 	ConflictFetchRivals(id);
 	if (SPI_processed > 0)
@@ -429,7 +438,7 @@ memtx_resolve(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(MemtxStateDatum(fcinfo, MS_REVOKED));
 	}
 
-	PipelineAccept(id, tier == MT_EXTERNAL_ACTION);
+	PipelineAccept(&rec, tier == MT_EXTERNAL_ACTION);
 	result = tier == MT_EXTERNAL_ACTION ? MS_ACTION_SAFE : MS_COMMITTED;
 	MemtxNotify("resolved", rec.tx_id, id, MemtxStateNames[result], 0);
 	MemtxCallEnd(&call);

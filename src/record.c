@@ -54,6 +54,7 @@ RecLayoutInit(RecLayout *layout, TupleDesc desc)
 	layout->staged_pos = RecColumn(desc, "staged_pos");
 	layout->committed_xid = RecColumn(desc, "committed_xid");
 	layout->committed_seq = RecColumn(desc, "committed_seq");
+	layout->expected_head = RecColumn(desc, "expected_head");
 }
 
 /* A text column as a C string, NULL when null. */
@@ -101,6 +102,8 @@ RecDecode(const RecLayout *layout, HeapTuple tuple, MemtxRec *rec)
 	rec->committed = !isnull;
 	d = heap_getattr(tuple, layout->committed_seq, desc, &isnull);
 	rec->committed_seq = isnull ? 0 : DatumGetInt64(d);
+	d = heap_getattr(tuple, layout->expected_head, desc, &isnull);
+	rec->expected_head = isnull ? -1 : DatumGetInt64(d);
 }
 
 /* Rows 0..n of tt, decoded with one layout; room for n + 1 records. */

@@ -33,6 +33,7 @@ typedef struct MemtxRec
 	bool		committed;		/* committed_xid is set */
 	Datum		committed_xid;
 	int64		committed_seq;
+	int64		expected_head;	/* -1: no expectation; 0: typed absence (SPEC §10) */
 } MemtxRec;
 
 /*
@@ -61,6 +62,7 @@ typedef struct RecLayout
 	AttrNumber	staged_pos;
 	AttrNumber	committed_xid;
 	AttrNumber	committed_seq;
+	AttrNumber	expected_head;
 } RecLayout;
 
 /* record.c */

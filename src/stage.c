@@ -17,6 +17,11 @@
  * nothing behind.  Staging takes the namespace lock shared, so a cascade
  * (exclusive) either sees the new edges or runs before them.
  *
+ * An expected head is checked for existence here and judged at commit; a
+ * proposal id that is already bound makes the call a retry, which returns the
+ * original record and writes nothing, or an error (proposal.c).  Both
+ * arguments are read only when the caller's signature has them.
+ *
  * A transaction stages at most memtx.max_staged records (54000 beyond).  The
  * count is read once per SQL transaction and then kept by the backend: stage
  * holds the transaction's row FOR UPDATE until the SQL transaction ends, so
@@ -24,7 +29,7 @@
  * forgets the count, since what it staged is gone.  A burst of stages in one
  * SQL transaction therefore counts once, not once per record.
  */
-#include "record.h"
+#include "proposal.h"
 #include "locks.h"
 #include "visibility.h"
 
@@ -195,6 +200,9 @@ typedef struct StageArgs
 	int			nparents;
 	ArrayType  *readers;
 	ArrayType  *writers;
+	bool		has_head;
+	int64		expected_head;	/* -1 when !has_head */
+	char	   *proposal;		/* NULL: none */
 } StageArgs;
 
 /* Check memtx.stage's arguments, before anything is read or locked. */
@@ -246,6 +254,37 @@ StageCheckArgs(FunctionCallInfo fcinfo, StageArgs *a)
 				 errmsg("validity range must not be empty")));
 	if (!PG_ARGISNULL(12))
 		StageCheckObserved(PG_GETARG_TIMESTAMPTZ(12));
+	a->has_head = PG_NARGS() > 13 && !PG_ARGISNULL(13);
+	a->expected_head = a->has_head ? PG_GETARG_INT64(13) : -1;
+	a->proposal = NULL;
+	if (PG_NARGS() > 14 && !PG_ARGISNULL(14))
+	{
+		MemtxCheckText(PG_GETARG_TEXT_PP(14), "proposal", 1024);
+		a->proposal = text_to_cstring(PG_GETARG_TEXT_PP(14));
+	}
+}
+
+/* The content a retry of this call must repeat (SPEC §10). */
+static void
+StageContent(FunctionCallInfo fcinfo, StageArgs *a, bool has_observed, TimestampTz observed,
+			 ProposalContent *c)
+{
+	c->entity = PG_GETARG_DATUM(1);
+	c->attribute = PG_GETARG_DATUM(2);
+	c->value = PG_GETARG_DATUM(3);
+	c->kind = a->kind;
+	c->source_null = PG_ARGISNULL(5);
+	c->source = c->source_null ? (Datum) 0 : PG_GETARG_DATUM(5);
+	c->confidence = a->confidence;
+	c->scope = a->scope;
+	c->readers = a->readers;
+	c->writers = a->writers;
+	c->valid_null = PG_ARGISNULL(11);
+	c->valid = c->valid_null ? (Datum) 0 : PG_GETARG_DATUM(11);
+	c->has_observed = has_observed;
+	c->observed_at = observed;
+	c->expected_head = a->expected_head;
+	c->parents = a->parents;
 }
 
 /*
@@ -261,11 +300,12 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 	static SPIPlanPtr edges;
 	static const Oid insert_types[] = {
 		INT8OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, FLOAT8OID,
-		FLOAT8OID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID
+		FLOAT8OID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID,
+		INT8OID, TEXTOID
 	};
 	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID};
-	Datum		values[15];
-	char		nulls[15];
+	Datum		values[17];
+	char		nulls[17];
 	int64		id;
 
 	memset(nulls, ' ', sizeof(nulls));
@@ -287,15 +327,19 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 	nulls[13] = PG_ARGISNULL(11) ? 'n' : ' ';
 	values[14] = observed ? TimestampTzGetDatum(*observed) : (Datum) 0;
 	nulls[14] = observed ? ' ' : 'n';
+	values[15] = Int64GetDatum(a->expected_head);
+	nulls[15] = a->has_head ? ' ' : 'n';
+	values[16] = a->proposal ? CStringGetTextDatum(a->proposal) : (Datum) 0;
+	nulls[16] = a->proposal ? ' ' : 'n';
 	MemtxExec(MemtxPlan(&insert,
 						"INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, kind, "
 						"source, authority, confidence, owner, readers, writers, scope, valid, "
-						"observed_at, state, staged_xid, staged_pos) "
+						"observed_at, expected_head, proposal, state, staged_xid, staged_pos) "
 						"VALUES ($1, $2, $3, $4, $5, $6::memtx.kind, $7, $8, $9, $10, $11, $12, "
-						"$13::memtx.scope, coalesce($14, '(,)'::pg_catalog.tstzrange), $15, 'tentative', "
-						"pg_catalog.pg_current_xact_id(), pg_catalog.nextval('memtx.clock')) "
+						"$13::memtx.scope, coalesce($14, '(,)'::pg_catalog.tstzrange), $15, $16, $17, "
+						"'tentative', pg_catalog.pg_current_xact_id(), pg_catalog.nextval('memtx.clock')) "
 						"RETURNING id",
-						15, insert_types),
+						17, insert_types),
 			  values, nulls, 0);
 	id = MemtxGetInt64(0, 1);
 
@@ -313,7 +357,8 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 
 /*
  * memtx.stage(tx, entity, attribute, value, kind, source, confidence,
- *             derived_from, scope, readers, writers, valid, observed_at) → bigint
+ *             derived_from, scope, readers, writers, valid, observed_at
+ *             [, expected_head, proposal]) → bigint
  */
 PG_FUNCTION_INFO_V1(memtx_stage);
 Datum
@@ -332,7 +377,6 @@ memtx_stage(PG_FUNCTION_ARGS)
 	MemtxCallBegin(&call);
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
 	LockNamespace(t->namespace, false);
-	StageCheckCount(t);
 
 	has_observed = StageCheckParents(&call, t, a.parents, a.nparents, &observed);
 	if (!PG_ARGISNULL(12))
@@ -344,6 +388,22 @@ memtx_stage(PG_FUNCTION_ARGS)
 	authority = PG_ARGISNULL(5)
 		? memtx_default_authority
 		: StageSourceAuthority(&call, PG_GETARG_TEXT_PP(5));
+	if (a.has_head)
+		ProposalCheckHead(t, PG_GETARG_TEXT_PP(1), PG_GETARG_TEXT_PP(2), a.expected_head);
+	if (a.proposal)
+	{
+		ProposalContent c;
+		int64		original;
+
+		StageContent(fcinfo, &a, has_observed, observed, &c);
+		original = ProposalFindRetry(&call, t, a.proposal, &c);
+		if (original != 0)
+		{
+			MemtxCallEnd(&call);
+			PG_RETURN_INT64(original);
+		}
+	}
+	StageCheckCount(t);
 
 	id = StageInsert(fcinfo, &call, t, &a, authority, has_observed ? &observed : NULL);
 	StageCountN++;
