@@ -651,7 +651,8 @@ GRANT EXECUTE ON FUNCTION memtx.propose(text, text, jsonb, memtx.kind, text, dou
  * as-of reads of instants before the upgrade see it in its staged state
  * and then directly in its current one.
  */
-ALTER TABLE memtx.records ADD COLUMN erased_at timestamptz;
+ALTER TABLE memtx.records ADD COLUMN restored_from bigint, ADD COLUMN erased_at timestamptz;
+COMMENT ON COLUMN memtx.records.restored_from IS 'the record memtx.restore copied (auxiliary lineage: no derivation edge)';
 COMMENT ON COLUMN memtx.records.erased_at IS 'when memtx.erase removed the value (NULL: not erased)';
 
 CREATE TABLE memtx.history (
@@ -720,13 +721,24 @@ CREATE TRIGGER records_history_update AFTER UPDATE ON memtx.records
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION memtx.history_write();
 
+-- A record's state and reason at an instant: those of its last history row
+-- (by position) at or before it; no row when it did not exist yet.
+CREATE FUNCTION memtx.state_at(record bigint, at timestamptz)
+    RETURNS TABLE (state memtx.state, reason text)
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT h.state, h.reason FROM memtx.history h
+     WHERE h.record_id = state_at.record AND h.at <= state_at.at
+     ORDER BY h.pos DESC, h.at DESC LIMIT 1;
+END;
+COMMENT ON FUNCTION memtx.state_at(bigint, timestamptz) IS 'a record''s state and reason at an instant: its last history row at or before it (none: it did not exist yet)';
+
 /*
  * memtx.read_as_of: the records active at a past instant, with the state and
  * reason they had then and every other column as it is now (an erased value
  * stays erased).  It runs as the caller, so the records' row-level security
  * decides what it returns, exactly as for a direct SELECT; it takes no memtx
- * transaction and writes nothing, so it runs on a hot standby.  A record's
- * state at t is that of its last history row (by pos) at or before t.
+ * transaction and writes nothing, so it runs on a hot standby.
  */
 CREATE FUNCTION memtx.read_as_of(at timestamptz, entity text DEFAULT NULL, attribute text DEFAULT NULL,
                                  namespace text DEFAULT 'default', valid_at timestamptz DEFAULT NULL)
@@ -742,9 +754,7 @@ BEGIN
     RETURN QUERY
         SELECT (pg_catalog.jsonb_populate_record(r, pg_catalog.jsonb_build_object('state', h.state, 'reason', h.reason))).*
           FROM memtx.records r
-          CROSS JOIN LATERAL (SELECT x.state, x.reason FROM memtx.history x
-                               WHERE x.record_id = r.id AND x.at <= read_as_of.at
-                               ORDER BY x.pos DESC, x.at DESC LIMIT 1) h
+          CROSS JOIN LATERAL memtx.state_at(r.id, read_as_of.at) h
          WHERE r.namespace = read_as_of.namespace
            AND (read_as_of.entity IS NULL OR r.entity = read_as_of.entity)
            AND (read_as_of.attribute IS NULL OR r.attribute = read_as_of.attribute)
@@ -767,3 +777,21 @@ COMMENT ON FUNCTION memtx.erase(bigint, text) IS 'harness: legal erasure — rev
 REVOKE ALL ON FUNCTION memtx.erase(bigint, text) FROM PUBLIC;
 -- Executable by all: the function refuses every caller but a harness itself.
 GRANT EXECUTE ON FUNCTION memtx.erase(bigint, text) TO PUBLIC;
+
+/*
+ * memtx.restore stages in tx a copy of the record that was active on a slot
+ * at a past instant (memtx.state_at, as read_as_of), with restored_from set
+ * to it and no derivation edge, and expected_head set to the slot's current
+ * head, through memtx.stage: the normal pipeline admits it (src/restore.c).
+ */
+CREATE FUNCTION memtx.restore(tx bigint, entity text, attribute text, at timestamptz, valid_at timestamptz DEFAULT NULL)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'memtx_restore'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+    SET enable_bitmapscan = off;
+COMMENT ON FUNCTION memtx.restore(bigint, text, text, timestamptz, timestamptz) IS 'stage in tx a copy of the record active on the slot at a past instant (valid at valid_at, when given), expecting the slot''s current head; returns the new record''s id';
+REVOKE ALL ON FUNCTION memtx.restore(bigint, text, text, timestamptz, timestamptz) FROM PUBLIC;
+-- An agent's API: the function checks the transaction's agent itself.
+GRANT EXECUTE ON FUNCTION memtx.restore(bigint, text, text, timestamptz, timestamptz) TO PUBLIC;
