@@ -681,3 +681,175 @@ COMMENT ON FUNCTION memtx.propose(text, text, jsonb, memtx.kind, text, double pr
 REVOKE ALL ON FUNCTION memtx.propose(text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz, bigint, text, text) FROM PUBLIC;
 -- An agent's API: it runs with the caller's rights through begin, stage and commit.
 GRANT EXECUTE ON FUNCTION memtx.propose(text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz, bigint, text, text) TO PUBLIC;
+
+-- History, as-of reads and erasure (SPEC §13)
+/*
+ * memtx.history keeps every state change of a record from its staging on:
+ * the state and reason it moved to, memtx.now() at the move and a position
+ * in the one global order (memtx.clock).  Two statement-level triggers on
+ * memtx.records write it, so every path that changes a state — the API's,
+ * the worker's, a harness's direct UPDATE — leaves its row, one INSERT per
+ * statement however many records a cascade settles.  The position is the
+ * record's own when the statement sets it (staged_pos at staging,
+ * settled_pos when it leaves tentative), a fresh one otherwise.
+ * `validated` lives only inside one commit and is not kept.  History holds
+ * no values and is never rewritten (erasure leaves it as it is).
+ *
+ * Rows that arrive by COPY FROM into memtx.records (pg_restore loading a
+ * dump) write no history: the dump carries the history rows themselves.
+ *
+ * A store upgraded from 0.1.0 kept no history; what can be known is
+ * backfilled below, without taking a position from the clock: each
+ * record's state at staging (tentative, or committed for a tool action; at
+ * its created_at and staged_pos) and, when it has moved on, its current
+ * state and reason — at its last rollback log row when a repair put it
+ * there (that row's position and time), else at settled_pos and its
+ * transaction's end.  A record that passed through states in between
+ * (committed, then superseded, then revoked) has only those two rows, so
+ * as-of reads of instants before the upgrade see it in its staged state
+ * and then directly in its current one.
+ */
+ALTER TABLE memtx.records ADD COLUMN restored_from bigint, ADD COLUMN erased_at timestamptz;
+COMMENT ON COLUMN memtx.records.restored_from IS 'the record memtx.restore copied (auxiliary lineage: no derivation edge)';
+COMMENT ON COLUMN memtx.records.erased_at IS 'when memtx.erase removed the value (NULL: not erased)';
+
+CREATE TABLE memtx.history (
+    record_id bigint NOT NULL,
+    state     memtx.state NOT NULL,
+    reason    text,
+    at        timestamptz NOT NULL,
+    pos       bigint NOT NULL
+);
+-- a record's history in order; not unique: positions written by hand (a
+-- direct INSERT of a record, a restored store) need not be
+CREATE INDEX history_record_idx ON memtx.history (record_id, pos);
+COMMENT ON TABLE memtx.history IS 'every state change of each record from its staging on: state, reason, memtx.now() and global position (no values)';
+REVOKE ALL ON memtx.history FROM PUBLIC;
+-- History is readable with its record, under the records' row-level security.
+GRANT SELECT ON memtx.history TO PUBLIC;
+ALTER TABLE memtx.history ENABLE ROW LEVEL SECURITY;
+CREATE POLICY history_readable ON memtx.history FOR SELECT
+    USING (EXISTS (SELECT 1 FROM memtx.records r WHERE r.id = record_id));
+SELECT pg_catalog.pg_extension_config_dump('memtx.history', '');
+
+WITH staged AS (
+    SELECT r.*, CASE WHEN r.kind = 'tool_action' THEN 'committed' ELSE 'tentative' END::memtx.state AS staged_state,
+           (SELECT l.pos FROM memtx.rollback_log l WHERE l.record_id = r.id ORDER BY l.pos DESC LIMIT 1) AS repair_pos,
+           (SELECT l.logged_at FROM memtx.rollback_log l WHERE l.record_id = r.id ORDER BY l.pos DESC LIMIT 1) AS repaired_at
+      FROM memtx.records r)
+INSERT INTO memtx.history (record_id, state, reason, at, pos)
+SELECT s.id, s.staged_state, NULL, s.created_at, s.staged_pos FROM staged s
+UNION ALL
+SELECT s.id, s.state, s.reason, coalesce(s.repaired_at, t.ended_at, s.created_at),
+       coalesce(s.repair_pos, CASE WHEN s.settled_pos <> s.staged_pos THEN s.settled_pos END, s.staged_pos)
+  FROM staged s JOIN memtx.transactions t ON t.id = s.tx_id
+ WHERE s.state <> s.staged_state;
+
+CREATE FUNCTION memtx.history_write() RETURNS trigger
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        IF NOT memtx.copying_into(TG_RELID) THEN
+            INSERT INTO memtx.history (record_id, state, reason, at, pos)
+            SELECT n.id, n.state, n.reason, memtx.now(), n.staged_pos
+              FROM new_rows n WHERE n.state <> 'validated';
+        END IF;
+    ELSE
+        INSERT INTO memtx.history (record_id, state, reason, at, pos)
+        SELECT c.id, c.state, c.reason, memtx.now(),
+               CASE WHEN c.settled_pos IS DISTINCT FROM c.old_settled_pos THEN c.settled_pos
+                    ELSE pg_catalog.nextval('memtx.clock') END
+          FROM (SELECT n.id, n.state, n.reason, n.settled_pos, o.settled_pos AS old_settled_pos
+                  FROM new_rows n JOIN old_rows o ON o.id = n.id
+                 WHERE n.state <> 'validated'
+                   AND (n.state <> o.state OR n.reason IS DISTINCT FROM o.reason)
+                 ORDER BY n.id) c;
+    END IF;
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION memtx.history_write() IS 'trigger of memtx.records: keeps each staging and state change in memtx.history';
+-- a trigger function: fired by the table, called by no one
+REVOKE ALL ON FUNCTION memtx.history_write() FROM PUBLIC;
+CREATE TRIGGER records_history_insert AFTER INSERT ON memtx.records
+    REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION memtx.history_write();
+CREATE TRIGGER records_history_update AFTER UPDATE ON memtx.records
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION memtx.history_write();
+
+-- A record's state and reason at an instant: those of its last history row
+-- (by position) at or before it; no row when it did not exist yet.
+CREATE FUNCTION memtx.state_at(record bigint, at timestamptz)
+    RETURNS TABLE (state memtx.state, reason text)
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT h.state, h.reason FROM memtx.history h
+     WHERE h.record_id = state_at.record AND h.at <= state_at.at
+     ORDER BY h.pos DESC, h.at DESC LIMIT 1;
+END;
+COMMENT ON FUNCTION memtx.state_at(bigint, timestamptz) IS 'a record''s state and reason at an instant: its last history row at or before it (none: it did not exist yet)';
+
+/*
+ * memtx.read_as_of: the records active at a past instant, with the state and
+ * reason they had then and every other column as it is now (an erased value
+ * stays erased).  It runs as the caller, so the records' row-level security
+ * decides what it returns, exactly as for a direct SELECT; it takes no memtx
+ * transaction and writes nothing, so it runs on a hot standby.
+ */
+CREATE FUNCTION memtx.read_as_of(at timestamptz, entity text DEFAULT NULL, attribute text DEFAULT NULL,
+                                 namespace text DEFAULT 'default', valid_at timestamptz DEFAULT NULL)
+    RETURNS SETOF memtx.records
+    LANGUAGE plpgsql STABLE CALLED ON NULL INPUT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off
+AS $$
+BEGIN
+    IF read_as_of.at IS NULL OR read_as_of.namespace IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
+            MESSAGE = pg_catalog.format('%s must not be null', CASE WHEN read_as_of.at IS NULL THEN 'at' ELSE 'namespace' END);
+    END IF;
+    RETURN QUERY
+        SELECT (pg_catalog.jsonb_populate_record(r, pg_catalog.jsonb_build_object('state', h.state, 'reason', h.reason))).*
+          FROM memtx.records r
+          CROSS JOIN LATERAL memtx.state_at(r.id, read_as_of.at) h
+         WHERE r.namespace = read_as_of.namespace
+           AND (read_as_of.entity IS NULL OR r.entity = read_as_of.entity)
+           AND (read_as_of.attribute IS NULL OR r.attribute = read_as_of.attribute)
+           AND (read_as_of.valid_at IS NULL OR r.valid @> read_as_of.valid_at)
+           AND memtx.is_active(h.state)
+         ORDER BY r.id;
+END $$;
+COMMENT ON FUNCTION memtx.read_as_of(timestamptz, text, text, text, timestamptz) IS 'the records active at a past instant (and valid at valid_at, when given) that the caller may read, in id order, with their state and reason as at that instant; writes nothing';
+REVOKE ALL ON FUNCTION memtx.read_as_of(timestamptz, text, text, text, timestamptz) FROM PUBLIC;
+-- Anyone's read: it runs as the caller, under the records' row-level security.
+GRANT EXECUTE ON FUNCTION memtx.read_as_of(timestamptz, text, text, text, timestamptz) TO PUBLIC;
+
+CREATE FUNCTION memtx.erase(record bigint, note text DEFAULT NULL)
+    RETURNS SETOF memtx.rollback_log
+    AS 'MODULE_PATHNAME', 'memtx_erase'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
+COMMENT ON FUNCTION memtx.erase(bigint, text) IS 'harness: legal erasure — revoke the record (reason erased, cascade as for revoke) unless revoked already, then replace its value by JSON null in the record and in every copy memtx keeps; returns the repair log rows';
+REVOKE ALL ON FUNCTION memtx.erase(bigint, text) FROM PUBLIC;
+-- Executable by all: the function refuses every caller but a harness itself.
+GRANT EXECUTE ON FUNCTION memtx.erase(bigint, text) TO PUBLIC;
+
+/*
+ * memtx.restore stages in tx a copy of the record that was active on a slot
+ * at a past instant (memtx.state_at, as read_as_of), with restored_from set
+ * to it and no derivation edge, and expected_head set to the slot's current
+ * head, through memtx.stage: the normal pipeline admits it (src/restore.c).
+ */
+CREATE FUNCTION memtx.restore(tx bigint, entity text, attribute text, at timestamptz, valid_at timestamptz DEFAULT NULL)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'memtx_restore'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+    SET enable_bitmapscan = off;
+COMMENT ON FUNCTION memtx.restore(bigint, text, text, timestamptz, timestamptz) IS 'stage in tx a copy of the record active on the slot at a past instant (valid at valid_at, when given), expecting the slot''s current head; returns the new record''s id';
+REVOKE ALL ON FUNCTION memtx.restore(bigint, text, text, timestamptz, timestamptz) FROM PUBLIC;
+-- An agent's API: the function checks the transaction's agent itself.
+GRANT EXECUTE ON FUNCTION memtx.restore(bigint, text, text, timestamptz, timestamptz) TO PUBLIC;

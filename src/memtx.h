@@ -166,6 +166,10 @@ extern TimestampTz memtx_logical_now_value;
 extern bool ClockParseIso8601(const char *s, TimestampTz *result);
 extern TimestampTz MemtxNow(void);
 
+/* stage.c: memtx.stage, and the record a restore's stage copies (0: none) */
+extern PGDLLEXPORT Datum memtx_stage(PG_FUNCTION_ARGS);
+extern void StageRestoring(int64 record);
+
 /* lifecycle.c */
 extern bool LifecycleLegal(MemtxState from, MemtxState to);
 

@@ -48,6 +48,20 @@
 /* The transaction whose staged records this backend has counted (0: none). */
 static int64 StageCountTx = 0;
 static int64 StageCountN = 0;
+
+/* The record memtx.restore is copying (0: a plain stage); see StageRestoring. */
+static int64 StageRestoredFrom = 0;
+
+/*
+ * Make the stage calls until the next StageRestoring(0) record restored_from
+ * (SPEC §13): memtx.restore sets it around the one stage it makes and clears
+ * it, on error too.  No SQL argument sets it, so no agent can claim it.
+ */
+void
+StageRestoring(int64 record)
+{
+	StageRestoredFrom = record;
+}
 static bool StageCountCallbacks = false;
 
 static void
@@ -301,11 +315,11 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 	static const Oid insert_types[] = {
 		INT8OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, FLOAT8OID,
 		FLOAT8OID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID,
-		INT8OID, TEXTOID
+		INT8OID, TEXTOID, INT8OID
 	};
 	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID};
-	Datum		values[17];
-	char		nulls[17];
+	Datum		values[18];
+	char		nulls[18];
 	int64		id;
 
 	memset(nulls, ' ', sizeof(nulls));
@@ -331,15 +345,17 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 	nulls[15] = a->has_head ? ' ' : 'n';
 	values[16] = a->proposal ? CStringGetTextDatum(a->proposal) : (Datum) 0;
 	nulls[16] = a->proposal ? ' ' : 'n';
+	values[17] = Int64GetDatum(StageRestoredFrom);
+	nulls[17] = StageRestoredFrom != 0 ? ' ' : 'n';
 	MemtxExec(MemtxPlan(&insert,
 						"INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, kind, "
 						"source, authority, confidence, owner, readers, writers, scope, valid, "
-						"observed_at, expected_head, proposal, state, staged_xid, staged_pos) "
+						"observed_at, expected_head, proposal, restored_from, state, staged_xid, staged_pos) "
 						"VALUES ($1, $2, $3, $4, $5, $6::memtx.kind, $7, $8, $9, $10, $11, $12, "
-						"$13::memtx.scope, coalesce($14, '(,)'::pg_catalog.tstzrange), $15, $16, $17, "
+						"$13::memtx.scope, coalesce($14, '(,)'::pg_catalog.tstzrange), $15, $16, $17, $18, "
 						"'tentative', pg_catalog.pg_current_xact_id(), pg_catalog.nextval('memtx.clock')) "
 						"RETURNING id",
-						17, insert_types),
+						18, insert_types),
 			  values, nulls, 0);
 	id = MemtxGetInt64(0, 1);
 

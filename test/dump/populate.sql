@@ -28,6 +28,11 @@ BEGIN
     PERFORM memtx.stage(tx2, 'order:1', 'eligible', 'false', confidence => 0.3);
     PERFORM memtx.commit(tx2);
     PERFORM memtx.revoke(a, 'lookup was wrong');
+    -- an erased record: its erased_at and null value survive the round trip
+    tx := memtx.begin();
+    c := memtx.stage(tx, 'customer:1', 'card', '"4111"');
+    PERFORM memtx.commit(tx);
+    PERFORM memtx.erase(c, 'erasure request');
     tx := memtx.begin();
     PERFORM memtx.stage(tx, 'order:2', 'eligible', 'true');
 END $$;

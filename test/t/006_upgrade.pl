@@ -111,6 +111,15 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM memtx.check_invariants()')
 is($node->safe_psql('postgres', $views), $views_before,
 	'the redefined review_queue and stats views show what the 0.1.0 ones showed');
 
+# history is backfilled: every record has a row at staging, and its last
+# row (by position) is its current state and reason
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM memtx.records r
+	 WHERE NOT EXISTS (SELECT 1 FROM memtx.history h WHERE h.record_id = r.id AND h.pos = r.staged_pos)
+	    OR (SELECT row(h.state, h.reason) FROM memtx.history h WHERE h.record_id = r.id
+	         ORDER BY h.pos DESC, h.at DESC LIMIT 1) IS DISTINCT FROM row(r.state, r.reason)}),
+	'0', 'history is backfilled: each record staged, then in its current state');
+
 # the store keeps working: the open transaction commits, a new one commits,
 # the gate answers, a revoke cascades
 is($node->safe_psql('postgres',

@@ -60,6 +60,17 @@ is( $standby->safe_psql('postgres',
 		"BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM memtx.lookup('order:1', 'status'); COMMIT"),
 	'1', 'lookup runs under REPEATABLE READ on the standby');
 
+# An as-of read writes nothing either: on the standby it answers as the
+# primary does, for now and for an instant before the records were staged.
+my $asof = q{SELECT string_agg(id || ':' || attribute || '=' || state, ' ' ORDER BY id)
+               FROM memtx.read_as_of(now(), 'order:1')};
+is( $standby->safe_psql('postgres', "SET ROLE regress_agent_a; $asof"),
+	$primary->safe_psql('postgres', "SET ROLE regress_agent_a; $asof"),
+	'read_as_of on the standby answers as the primary does');
+is( $standby->safe_psql('postgres',
+		"SET ROLE regress_agent_a; SELECT count(*) FROM memtx.read_as_of('2000-01-01', 'order:1')"),
+	'0', 'nothing was active before it was staged');
+
 # A later commit on the primary: once replayed, lookup on the standby shows it.
 as_a("SELECT count(*) FROM memtx.commit($open)");
 $primary->wait_for_catchup($standby);
