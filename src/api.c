@@ -148,6 +148,18 @@ MemtxGetInt64(int row, int col)
 	return isnull ? 0 : DatumGetInt64(d);
 }
 
+int64 *
+MemtxGetInt64Column(int col, uint64 *n)
+{
+	int64	   *values;
+
+	*n = SPI_processed;
+	values = palloc(sizeof(int64) * (*n + 1));
+	for (uint64 i = 0; i < *n; i++)
+		values[i] = MemtxGetInt64(i, col);
+	return values;
+}
+
 char *
 MemtxGetText(int row, int col)
 {

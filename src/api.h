@@ -31,6 +31,8 @@ extern int	MemtxExec(SPIPlanPtr plan, const Datum *values, const char *nulls, lo
 /* Reading the current SPI result. */
 extern Datum MemtxGet(int row, int col, bool *isnull);
 extern int64 MemtxGetInt64(int row, int col);
+/* Column col of every row, palloc'd; *n is the row count. */
+extern int64 *MemtxGetInt64Column(int col, uint64 *n);
 extern char *MemtxGetText(int row, int col);	/* NULL when null */
 extern double MemtxGetFloat8(int row, int col);
 extern bool MemtxGetBool(int row, int col);

@@ -515,10 +515,7 @@ CascadeAbort(MemtxTxn *t, MemtxReason reason, Tuplestorestate *out)
 						"SELECT id FROM memtx.records WHERE tx_id = $1 AND state = 'tentative' ORDER BY id",
 						1, types),
 			  values, NULL, 0);
-	n = SPI_processed;
-	ids = palloc(sizeof(int64) * (n + 1));
-	for (uint64 i = 0; i < n; i++)
-		ids[i] = MemtxGetInt64(i, 1);
+	ids = MemtxGetInt64Column(1, &n);
 	CascadeRun(t->namespace, ids, (int) n, reason, NULL, out);
 	TxnEnd(t, MX_ABORTED, reason);
 	MemtxNotify(reason == MR_EXPIRED ? "expired" : "aborted",

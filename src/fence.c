@@ -159,10 +159,7 @@ memtx_fence(PG_FUNCTION_ARGS)
 						"ORDER BY namespace, id FOR UPDATE",
 						1, types),
 			  values, NULL, 0);
-	n = SPI_processed;
-	ids = palloc(sizeof(int64) * (n + 1));
-	for (uint64 i = 0; i < n; i++)
-		ids[i] = MemtxGetInt64(i, 1);
+	ids = MemtxGetInt64Column(1, &n);
 	for (uint64 i = 0; i < n; i++)
 		CascadeAbort(TxnLoadExpired(ids[i]), MR_FENCED, NULL);
 
