@@ -378,6 +378,14 @@ REVOKE ALL ON FUNCTION memtx.lookup(text, text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memtx.lookup(text, text, text) TO PUBLIC;
 
 -- Tool definitions for LLM function calling (SPEC §15)
+-- A domain tool's name is one LLM providers accept as a function name, and
+-- memory_ names are memtx's own tools (SPEC §15): register_tool refuses
+-- other names, tool_specs leaves out 0.1.0 registrations that break it.
+CREATE FUNCTION memtx.is_tool_name(name text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN name ~ '^[A-Za-z0-9_-]{1,64}$' AND name !~ '^memory_';
+COMMENT ON FUNCTION memtx.is_tool_name(text) IS 'whether a name may name a domain tool: 1 to 64 ASCII letters, digits, underscores or hyphens, not beginning memory_';
+
 /*
  * memtx.tool_specs(format) hands an agent runner the tool list it passes to
  * a model: the seven memory tools and one tool per registered domain tool.
@@ -388,8 +396,8 @@ GRANT EXECUTE ON FUNCTION memtx.lookup(text, text, text) TO PUBLIC;
  * transaction and namespace and supplies tx and namespace itself, so no
  * tool has them; nor does any tool have a tier, agent or isolation
  * parameter: those are the harness's (§3).  Domain tools are named as
- * registered; register_tool refuses names the providers would refuse (it
- * checks the same rule as the filter below), and a tool registered under
+ * registered; register_tool refuses names the providers would refuse (both
+ * use memtx.is_tool_name), and a tool registered under
  * 0.1.0 with such a name is left out rather than spoiling the whole list.
  * STABLE, read-only and free of memtx transactions: it runs under any
  * isolation level and on a hot standby.
@@ -515,7 +523,7 @@ BEGIN
                   'effect_key', nonempty || '{"description": "A key that makes the effect happen at most once: repeating the call with the same key returns the first decision instead of acting again."}'),
                ARRAY['args']
           FROM memtx.tools t
-         WHERE t.name ~ '^[A-Za-z0-9_-]{1,64}$' AND t.name !~ '^memory_'
+         WHERE memtx.is_tool_name(t.name)
     ), shaped AS (
         SELECT tool.ord, tool.name, tool.description,
                jsonb_build_object('type', 'object', 'properties', tool.properties,

@@ -57,24 +57,20 @@ memtx_register_source(PG_FUNCTION_ARGS)
 
 /*
  * A tool name is what LLM providers accept as a function name and leaves
- * the memory_ prefix to memtx.tool_specs: ^[A-Za-z0-9_-]{1,64}$, not
- * beginning memory_ (SPEC §15).  tool_specs filters old names by the same
- * rule; test/sql/tool_specs.sql checks that the two agree.
+ * the memory_ prefix to memtx.tool_specs (SPEC §15): the rule is
+ * memtx.is_tool_name, which tool_specs filters old names by too.
  */
 static void
-RegistryCheckToolName(text *name)
+RegistryCheckToolName(Datum name)
 {
-	const char *s = VARDATA_ANY(name);
-	int			len = VARSIZE_ANY_EXHDR(name);
-	bool		ok = len >= 1 && len <= 64 && !(len >= 7 && strncmp(s, "memory_", 7) == 0);
+	static SPIPlanPtr plan;
+	static const Oid types[] = {TEXTOID};
 
-	for (int i = 0; ok && i < len; i++)
-		ok = (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
-			(s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-';
-	if (!ok)
+	MemtxExec(MemtxPlan(&plan, "SELECT memtx.is_tool_name($1)", 1, types), &name, NULL, 1);
+	if (!MemtxGetBool(0, 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid tool name \"%s\"", text_to_cstring(name)),
+				 errmsg("invalid tool name \"%s\"", TextDatumGetCString(name)),
 				 errdetail("A tool name is 1 to 64 ASCII letters, digits, underscores or hyphens, and does not begin with \"memory_\"."),
 				 errhint("LLM function-calling APIs accept no other names; memory_ names are memtx's own tools.")));
 }
@@ -91,11 +87,10 @@ memtx_register_tool(PG_FUNCTION_ARGS)
 
 	MemtxRequireArg(fcinfo, 0, "tool name");
 	MemtxRequireArg(fcinfo, 1, "reversible");
-	RegistryCheckToolName(PG_GETARG_TEXT_PP(0));
+	MemtxCallBegin(&call);
+	RegistryCheckToolName(PG_GETARG_DATUM(0));
 	if (!PG_ARGISNULL(2))
 		MemtxCheckText(PG_GETARG_TEXT_PP(2), "compensator", 256);
-
-	MemtxCallBegin(&call);
 	MemtxRequireHarness(&call, "register a tool");
 	values[0] = PG_GETARG_DATUM(0);
 	values[1] = PG_GETARG_DATUM(1);
