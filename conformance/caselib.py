@@ -43,7 +43,7 @@ REASONS = (
     "unstable_dependency", "invalidated", "in_flight_tentative",
     "no_action_safe_support", "input_not_visible", "input_not_action_safe",
     "inputs_required", "aborted", "revoked", "expired", "fenced",
-    "stale_head",
+    "stale_head", "erased",
 )
 REPAIRS = ("revoked", "quarantined", "compensated", "leaked")
 

@@ -861,3 +861,291 @@ COMMENT ON FUNCTION memtx.restore(bigint, text, text, timestamptz, timestamptz) 
 REVOKE ALL ON FUNCTION memtx.restore(bigint, text, text, timestamptz, timestamptz) FROM PUBLIC;
 -- An agent's API: the function checks the transaction's agent itself.
 GRANT EXECUTE ON FUNCTION memtx.restore(bigint, text, text, timestamptz, timestamptz) TO PUBLIC;
+
+-- Receipts (SPEC §11)
+/*
+ * Every terminal disposition appends one receipt: a commit outcome per
+ * record, an act decision, a retraction, a fence.  The call that makes the
+ * disposition appends it with seq, prev_hash and hash NULL and an
+ * `appended` number from a sequence; the chain is built after the SQL
+ * transaction commits, by memtx.chain_receipts (the worker runs it every
+ * naptime; memtx.verify_receipts runs it first), which takes the namespace's
+ * head row FOR UPDATE and gives the pending receipts it can see seq, the
+ * completed body and the hashes, in `appended` order.  So commits append
+ * without waiting for each other, and the chain is still in durability
+ * order: a transaction that began after another committed draws a higher
+ * `appended`, and a chainer that sees the later one sees the earlier one
+ * too (src/receipt.c).  A rolled-back call leaves no receipt and no gap.
+ *
+ * Receipts hold no values: a commit receipt carries the SHA-256 of the
+ * record's value salted with a random salt kept in memtx.record_salts,
+ * which memtx.erase deletes with the value.
+ */
+CREATE SEQUENCE memtx.receipt_order;
+COMMENT ON SEQUENCE memtx.receipt_order IS 'the order in which receipts were appended (cache 1: one order across backends)';
+REVOKE ALL ON SEQUENCE memtx.receipt_order FROM PUBLIC;
+
+CREATE TABLE memtx.receipts (
+    namespace   text NOT NULL,
+    seq         bigint CHECK (seq > 0),
+    kind        text NOT NULL CHECK (kind IN ('commit', 'act', 'retract', 'fence')),
+    subject     bigint NOT NULL,
+    disposition text NOT NULL CHECK (disposition IN ('committed', 'action_safe', 'quarantined',
+                                                     'allowed', 'blocked', 'retracted', 'fenced')),
+    reason      text,
+    body        jsonb NOT NULL,
+    prev_hash   bytea,
+    hash        bytea,
+    at          timestamptz NOT NULL,
+    appended    bigint NOT NULL DEFAULT pg_catalog.nextval('memtx.receipt_order'),
+    PRIMARY KEY (namespace, appended),
+    UNIQUE (namespace, seq),
+    CHECK ((seq IS NULL) = (hash IS NULL) AND (seq IS NULL) = (prev_hash IS NULL))
+);
+COMMENT ON TABLE memtx.receipts IS 'one receipt per terminal disposition, hash-chained per namespace in durability order (seq and hashes NULL until chained); no values';
+-- the receipts a chainer has still to chain, in the order it chains them
+CREATE INDEX receipts_pending_idx ON memtx.receipts (namespace, appended) WHERE seq IS NULL;
+CREATE INDEX receipts_subject_idx ON memtx.receipts (kind, subject);
+ALTER SEQUENCE memtx.receipt_order OWNED BY memtx.receipts.appended;
+
+-- The end of each namespace's chain: what a deleted last receipt is found
+-- against, and the row chainers of one namespace serialize on.
+CREATE TABLE memtx.receipt_heads (
+    namespace text PRIMARY KEY,
+    seq       bigint NOT NULL CHECK (seq >= 0),
+    hash      bytea NOT NULL CHECK (octet_length(hash) = 32)
+);
+COMMENT ON TABLE memtx.receipt_heads IS 'the last chained receipt of each namespace: its seq and hash';
+
+CREATE TABLE memtx.record_salts (
+    record_id bigint PRIMARY KEY,
+    salt      bytea NOT NULL CHECK (octet_length(salt) >= 16)
+);
+COMMENT ON TABLE memtx.record_salts IS 'the random salt of each record''s value digest in its receipts; memtx.erase deletes it with the value';
+
+-- Whether the calling role is a harness (a superuser or a member of the
+-- role named by memtx.harness_role), defined once in C.
+CREATE FUNCTION memtx.is_harness() RETURNS boolean
+    AS 'MODULE_PATHNAME', 'memtx_is_harness'
+    LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION memtx.is_harness() IS 'whether the current role is a harness (superuser or member of memtx.harness_role)';
+REVOKE ALL ON FUNCTION memtx.is_harness() FROM PUBLIC;
+-- Anyone may ask about themselves; the row-level security of receipts uses it.
+GRANT EXECUTE ON FUNCTION memtx.is_harness() TO PUBLIC;
+
+REVOKE ALL ON memtx.receipts, memtx.receipt_heads, memtx.record_salts FROM PUBLIC;
+-- Receipts and chain heads are readable by a harness only (SPEC §11); the
+-- salts by nobody but the extension's owner (a salt would let a reader test
+-- guesses of a value against its digest).
+GRANT SELECT ON memtx.receipts, memtx.receipt_heads TO PUBLIC;
+ALTER TABLE memtx.receipts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY receipts_harness ON memtx.receipts FOR SELECT USING (memtx.is_harness());
+ALTER TABLE memtx.receipt_heads ENABLE ROW LEVEL SECURITY;
+CREATE POLICY receipt_heads_harness ON memtx.receipt_heads FOR SELECT USING (memtx.is_harness());
+ALTER TABLE memtx.record_salts ENABLE ROW LEVEL SECURITY;
+SELECT pg_catalog.pg_extension_config_dump('memtx.receipts', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.receipt_heads', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.record_salts', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.receipt_order', '');
+
+-- Append-only: a receipt is never deleted, and changed only by the chaining
+-- fill-in (seq, hashes and the completed body of a receipt not yet chained).
+CREATE FUNCTION memtx.receipts_guard() RETURNS trigger
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' AND OLD.seq IS NULL AND NEW.seq IS NOT NULL
+       AND (NEW.namespace, NEW.kind, NEW.subject, NEW.disposition, NEW.reason, NEW.at, NEW.appended)
+           IS NOT DISTINCT FROM (OLD.namespace, OLD.kind, OLD.subject, OLD.disposition, OLD.reason, OLD.at, OLD.appended)
+       AND NEW.body @> OLD.body THEN
+        RETURN NEW;
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+        MESSAGE = 'memtx.receipts is append-only',
+        DETAIL = 'A receipt is never deleted, and changed only when memtx.chain_receipts chains it.';
+END $$;
+COMMENT ON FUNCTION memtx.receipts_guard() IS 'trigger of memtx.receipts: refuses UPDATE (but the chaining fill-in), DELETE and TRUNCATE';
+-- a trigger function: fired by the table, called by no one
+REVOKE ALL ON FUNCTION memtx.receipts_guard() FROM PUBLIC;
+CREATE TRIGGER receipts_append_only BEFORE UPDATE OR DELETE ON memtx.receipts
+    FOR EACH ROW EXECUTE FUNCTION memtx.receipts_guard();
+CREATE TRIGGER receipts_append_only_truncate BEFORE TRUNCATE ON memtx.receipts
+    FOR EACH STATEMENT EXECUTE FUNCTION memtx.receipts_guard();
+
+/*
+ * The terminal dispositions the store records, each with the receipt it
+ * must have (SPEC §11), defined once: check_invariants compares them with
+ * the receipts, and the upgrade below writes the receipts of the
+ * dispositions made before 0.2.0.  `subject_is` says what the subject
+ * number names (with the role, for a fence's epoch).
+ *   commit   a record the pipeline settled (its verdict; a record revoked
+ *            while tentative has verdict revoked and no commit receipt),
+ *            and once more a quarantined one that resolve accepted (it was
+ *            active later);
+ *   act      an action log row;
+ *   retract  an aborted transaction (abort, expiry, fence); a record revoked
+ *            as the root of a revoke or a rejecting resolve; an erased record;
+ *   fence    an epoch of a role, in each namespace where the role had a
+ *            transaction opened under an older epoch.
+ */
+CREATE FUNCTION memtx.dispositions()
+    RETURNS TABLE (namespace text, kind text, subject bigint, subject_is text, disposition text,
+                   reason text, body jsonb, at timestamptz, pos bigint)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT r.namespace, 'commit', r.id, 'record', r.verdict::text, r.verdict_reason,
+           jsonb_build_object('tx', r.tx_id, 'record', r.id), t.ended_at, r.settled_pos
+      FROM memtx.records r JOIN memtx.transactions t ON t.id = r.tx_id
+     WHERE r.verdict IN ('committed', 'action_safe', 'quarantined') AND r.kind <> 'tool_action'
+    UNION ALL
+    SELECT r.namespace, 'commit', r.id, 'record', h.state::text, NULL,
+           jsonb_build_object('tx', r.tx_id, 'record', r.id), h.at, h.pos
+      FROM memtx.records r
+      JOIN LATERAL (SELECT x.state, x.at, x.pos FROM memtx.history x
+                     WHERE x.record_id = r.id AND memtx.is_active(x.state)
+                     ORDER BY x.pos LIMIT 1) h ON true
+     WHERE r.verdict = 'quarantined' AND r.kind <> 'tool_action'
+    UNION ALL
+    SELECT a.namespace, 'act', a.tx_id, 'transaction', CASE WHEN a.allowed THEN 'allowed' ELSE 'blocked' END,
+           a.reason, jsonb_build_object('tx', a.tx_id, 'log', a.id), a.logged_at, a.gate_pos
+      FROM memtx.action_log a
+    UNION ALL
+    SELECT t.namespace, 'retract', t.id, 'transaction', 'retracted', t.end_reason,
+           jsonb_build_object('tx', t.id), t.ended_at, NULL
+      FROM memtx.transactions t
+     WHERE t.status = 'aborted' AND t.end_reason IS NOT NULL
+    UNION ALL
+    SELECT r.namespace, 'retract', r.id, 'record', 'retracted', l.reason,
+           jsonb_build_object('record', r.id), l.logged_at, l.pos
+      FROM memtx.records r
+      JOIN LATERAL (SELECT x.reason, x.logged_at, x.pos FROM memtx.rollback_log x
+                     WHERE x.root_id = r.id AND x.record_id = r.id AND x.reason = 'revoked'
+                     ORDER BY x.pos LIMIT 1) l ON true
+    UNION ALL
+    SELECT r.namespace, 'retract', r.id, 'record', 'retracted', 'erased',
+           jsonb_build_object('record', r.id), r.erased_at, NULL
+      FROM memtx.records r
+     WHERE r.erased_at IS NOT NULL
+    UNION ALL
+    SELECT DISTINCT t.namespace, 'fence', w.epoch, 'epoch', 'fenced', NULL::text,
+           jsonb_build_object('role', w.role_name), w.fenced_at, w.pos
+      FROM memtx.writer_epochs w
+      JOIN memtx.transactions t ON t.agent = w.role_name AND t.epoch < w.epoch;
+END;
+COMMENT ON FUNCTION memtx.dispositions() IS 'harness audit: every terminal disposition the store records, with the kind, subject, disposition and reason of the receipt it must have';
+REVOKE ALL ON FUNCTION memtx.dispositions() FROM PUBLIC;
+
+-- The digest a receipt keeps of a record's value, defined once: SHA-256 of
+-- the record's salt and the value's canonical text, hex; NULL once erased
+-- (no salt).
+CREATE FUNCTION memtx.value_salted_digest(record bigint) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT encode(sha256(s.salt || convert_to(r.value::text, 'UTF8')), 'hex')
+              FROM memtx.records r JOIN memtx.record_salts s ON s.record_id = r.id
+             WHERE r.id = value_salted_digest.record);
+COMMENT ON FUNCTION memtx.value_salted_digest(bigint) IS 'the salted SHA-256 of a record''s value that its receipts carry (hex; NULL when it has no salt)';
+REVOKE ALL ON FUNCTION memtx.value_salted_digest(bigint) FROM PUBLIC;
+
+-- The columns of a receipt as its body repeats them, defined once: the
+-- chainer adds them to the body it hashes, the verifier compares them.  The
+-- time is written in UTC, whatever the session's TimeZone.
+CREATE FUNCTION memtx.receipt_columns(namespace text, seq bigint, kind text, subject bigint,
+                                      disposition text, reason text, at timestamptz) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN pg_catalog.jsonb_build_object('namespace', namespace, 'seq', seq, 'kind', kind,
+               'subject', subject, 'disposition', disposition, 'reason', reason,
+               'at', pg_catalog.to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'));
+COMMENT ON FUNCTION memtx.receipt_columns(text, bigint, text, bigint, text, text, timestamptz) IS 'the columns of a receipt as its body repeats them (time in UTC)';
+REVOKE ALL ON FUNCTION memtx.receipt_columns(text, bigint, text, bigint, text, text, timestamptz) FROM PUBLIC;
+
+/*
+ * What is wrong with a namespace's chain, defined once (verify_receipts
+ * reports the lowest seq, check_invariants every row): a seq missing (a
+ * deleted receipt, the last included: the head remembers it), a broken
+ * link or hash, a column that disagrees with the body, a subject that does
+ * not exist, a value digest that no longer matches its record (unless the
+ * record was erased).  Receipts not yet chained are not looked at.
+ */
+CREATE FUNCTION memtx.receipt_problems(namespace text) RETURNS TABLE (seq bigint, detail text)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    WITH c AS (
+        SELECT r.*, pg_catalog.lag(r.hash) OVER w AS before_hash, pg_catalog.row_number() OVER w AS n
+          FROM memtx.receipts r
+         WHERE r.namespace = receipt_problems.namespace AND r.seq IS NOT NULL
+        WINDOW w AS (ORDER BY r.seq)),
+    judged AS (
+        SELECT c.n, c.seq, CASE
+            WHEN c.seq <> c.n THEN 'is missing'
+            WHEN c.prev_hash IS DISTINCT FROM coalesce(c.before_hash, pg_catalog.decode(pg_catalog.repeat('00', 32), 'hex'))
+                THEN 'has a prev_hash that is not the hash of the receipt before it'
+            WHEN c.hash IS DISTINCT FROM pg_catalog.sha256(c.prev_hash || pg_catalog.convert_to(c.body::text, 'UTF8'))
+                THEN 'has a hash that is not the hash of its link and body'
+            WHEN NOT c.body @> memtx.receipt_columns(c.namespace, c.seq, c.kind, c.subject, c.disposition, c.reason, c.at)
+                THEN 'has a column that disagrees with its body'
+            WHEN NOT CASE WHEN c.kind = 'fence'
+                              THEN EXISTS (SELECT FROM memtx.writer_epochs w
+                                            WHERE w.role_name = c.body->>'role' AND w.epoch = c.subject)
+                          WHEN c.kind = 'act' OR c.body->>'subject_is' = 'transaction'
+                              THEN EXISTS (SELECT FROM memtx.transactions t WHERE t.id = c.subject)
+                          ELSE EXISTS (SELECT FROM memtx.records x WHERE x.id = c.subject) END
+                THEN pg_catalog.format('names a %s (%s) that does not exist', c.body->>'subject_is', c.subject)
+            WHEN c.kind = 'commit'
+                 AND NOT EXISTS (SELECT FROM memtx.records x WHERE x.id = c.subject AND x.erased_at IS NOT NULL)
+                 AND (c.body->>'value_digest') IS DISTINCT FROM memtx.value_salted_digest(c.subject)
+                THEN pg_catalog.format('has a value digest that no longer matches record %s', c.subject)
+            END AS detail
+          FROM c)
+    SELECT j.n, pg_catalog.format('receipt %s %s', j.n, j.detail) FROM judged j WHERE j.detail IS NOT NULL
+    UNION ALL
+    SELECT CASE WHEN k.seq > l.last THEN l.last + 1 ELSE k.seq END,
+           CASE WHEN k.seq > l.last THEN pg_catalog.format('receipt %s is missing (the chain''s head is receipt %s)', l.last + 1, k.seq)
+                       ELSE pg_catalog.format('receipt %s has a hash that is not the chain''s head', k.seq) END
+      FROM memtx.receipt_heads k,
+           LATERAL (SELECT coalesce(pg_catalog.max(r.seq), 0) AS last FROM memtx.receipts r
+                     WHERE r.namespace = k.namespace AND r.seq IS NOT NULL) l
+     WHERE k.namespace = receipt_problems.namespace
+       AND (k.seq > l.last OR (k.seq > 0 AND k.seq = l.last AND k.hash IS DISTINCT FROM
+            (SELECT r.hash FROM memtx.receipts r WHERE r.namespace = k.namespace AND r.seq = k.seq)))
+    ORDER BY 1;
+END;
+COMMENT ON FUNCTION memtx.receipt_problems(text) IS 'harness audit: what is wrong with a namespace''s chained receipts, by seq (none when the chain holds)';
+REVOKE ALL ON FUNCTION memtx.receipt_problems(text) FROM PUBLIC;
+
+CREATE FUNCTION memtx.chain_receipts(namespace text DEFAULT NULL) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'memtx_chain_receipts'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off;
+COMMENT ON FUNCTION memtx.chain_receipts(text) IS 'harness: chain the committed receipts not yet chained (of one namespace, or of all), in the order they were appended; returns how many';
+
+CREATE TYPE memtx.receipt_check AS (namespace text, checked bigint, first_bad_seq bigint, detail text);
+COMMENT ON TYPE memtx.receipt_check IS 'one namespace''s result of memtx.verify_receipts';
+CREATE FUNCTION memtx.verify_receipts(namespace text DEFAULT NULL) RETURNS SETOF memtx.receipt_check
+    AS 'MODULE_PATHNAME', 'memtx_verify_receipts'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off;
+COMMENT ON FUNCTION memtx.verify_receipts(text) IS 'harness: chain what is pending, then recompute each namespace''s chain from the rows and from what they name; first_bad_seq is NULL when it holds';
+REVOKE ALL ON FUNCTION memtx.chain_receipts(text), memtx.verify_receipts(text) FROM PUBLIC;
+-- Executable by all: the functions refuse every caller but a harness
+-- themselves (the harness role is a setting, not a fixed role to grant to).
+GRANT EXECUTE ON FUNCTION memtx.chain_receipts(text), memtx.verify_receipts(text) TO PUBLIC;
+
+-- The dispositions made before 0.2.0 get their receipts now, with
+-- `backfilled` in the body, in the order of their time; the first chaining
+-- chains them.  A fresh install has none.
+INSERT INTO memtx.record_salts (record_id, salt)
+SELECT c.subject, pg_catalog.uuid_send(pg_catalog.gen_random_uuid())
+  FROM (SELECT DISTINCT d.subject FROM memtx.dispositions() d WHERE d.kind = 'commit') c;
+INSERT INTO memtx.receipts (namespace, kind, subject, disposition, reason, body, at)
+SELECT d.namespace, d.kind, d.subject, d.disposition, d.reason,
+       d.body || jsonb_build_object('subject_is', d.subject_is, 'backfilled', true)
+              || CASE WHEN d.kind = 'commit' THEN jsonb_build_object('value_digest',
+                    memtx.value_salted_digest(d.subject)) ELSE '{}' END,
+       coalesce(d.at, pg_catalog.now())
+  FROM memtx.dispositions() d
+ ORDER BY d.at NULLS LAST, d.pos NULLS LAST;

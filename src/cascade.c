@@ -39,6 +39,7 @@
 #include "events.h"
 #include "fence.h"
 #include "locks.h"
+#include "receipt.h"
 #include "record.h"
 #include "visibility.h"
 
@@ -363,7 +364,7 @@ CascadeLockRoots(Datum *rootids, int nroots, MemtxReason root_reason,
 int
 CascadeRun(const char *ns, int64 *roots, int nroots,
 		   MemtxReason root_reason, const char *note,
-		   Tuplestorestate *out)
+		   Tuplestorestate *out, CascadeReceipt receipt, int64 tx)
 {
 	Datum	   *rootids;
 	int			written = 0;
@@ -391,7 +392,19 @@ CascadeRun(const char *ns, int64 *roots, int nroots,
 		CascadeRepairBelow(root, false, &rootlog[r], &rootcomp[r]);
 		CascadeLog(root, &rootlog[r], note, out);
 		written += rootlog[r].n;
+		if (receipt == CASCADE_RECEIPT_PER_ROOT)
+			ReceiptRetract(ns, root, false, root_reason, rootlog[r].ids, rootlog[r].n);
 		MemtxNotify("cascade", 0, root, MemtxReasonName(root_reason), rootlog[r].n);
+	}
+	if (receipt == CASCADE_RECEIPT_TX)
+	{
+		Datum	   *all = palloc(sizeof(Datum) * (written + 1));
+		int			m = 0;
+
+		for (uint64 r = 0; r < n; r++)
+			for (int i = 0; i < rootlog[r].n; i++)
+				all[m++] = rootlog[r].ids[i];
+		ReceiptRetract(ns, tx, true, root_reason, all, m);
 	}
 	return written;
 }
@@ -491,7 +504,8 @@ memtx_revoke(PG_FUNCTION_ARGS)
 					 errdetail("Only its owner or a harness may revoke it.")));
 	}
 
-	CascadeRun(rec.namespace, &id, 1, MR_REVOKED, note, rsinfo->setResult);
+	CascadeRun(rec.namespace, &id, 1, MR_REVOKED, note, rsinfo->setResult,
+			   CASCADE_RECEIPT_PER_ROOT, 0);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
@@ -516,7 +530,7 @@ CascadeAbort(MemtxTxn *t, MemtxReason reason, Tuplestorestate *out)
 						1, types),
 			  values, NULL, 0);
 	ids = MemtxGetInt64Column(1, &n);
-	CascadeRun(t->namespace, ids, (int) n, reason, NULL, out);
+	CascadeRun(t->namespace, ids, (int) n, reason, NULL, out, CASCADE_RECEIPT_TX, t->id);
 	TxnEnd(t, MX_ABORTED, reason);
 	MemtxNotify(reason == MR_EXPIRED ? "expired" : "aborted",
 				t->id, 0, MemtxReasonName(reason), (int64) n);

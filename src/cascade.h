@@ -14,9 +14,16 @@
  * descendants; log rows go to out when it is not NULL.  Returns the number
  * of log rows written.
  */
+/* Which retract receipts a cascade appends (receipt.c). */
+typedef enum CascadeReceipt
+{
+	CASCADE_RECEIPT_PER_ROOT,	/* one per root it revokes (revoke, resolve rejecting, erase) */
+	CASCADE_RECEIPT_TX			/* one for the transaction it aborts */
+} CascadeReceipt;
+
 extern int	CascadeRun(const char *ns, int64 *roots, int nroots,
 					   MemtxReason root_reason, const char *note,
-					   Tuplestorestate *out);
+					   Tuplestorestate *out, CascadeReceipt receipt, int64 tx);
 
 /*
  * Abort transaction t, its row locked, with reason aborted, expired or

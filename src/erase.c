@@ -12,7 +12,9 @@
  *   2. Its value becomes JSON null, erased_at is set to memtx.now(), and, for
  *      a tool action, the copies of its arguments in the action log and in
  *      compensation obligations become JSON null too.  The recall index is
- *      an expression index over the value, so it follows the record.
+ *      an expression index over the value, so it follows the record.  The
+ *      salt of the value's digest in its receipts is deleted, and the erasure
+ *      appends its retract receipt (reason erased; receipt.c).
  *
  * The lifecycle trigger lets exactly this change through (value to null
  * together with erased_at from unset to set); everything else stays fixed.
@@ -26,6 +28,7 @@
  */
 #include "api.h"
 #include "cascade.h"
+#include "receipt.h"
 #include "record.h"
 
 #include "catalog/pg_type.h"
@@ -33,8 +36,11 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-/* Replace record id's value and its copies by JSON null, unless erased already. */
-static void
+/*
+ * Replace record id's value and its copies by JSON null, unless erased
+ * already; returns whether it erased.
+ */
+static bool
 EraseValue(int64 id)
 {
 	static SPIPlanPtr erase_record;
@@ -49,7 +55,9 @@ EraseValue(int64 id)
 						"WHERE id = $1 AND erased_at IS NULL RETURNING kind = 'tool_action'",
 						2, types),
 			  values, NULL, 0);
-	if (SPI_processed > 0 && MemtxGetBool(0, 1))
+	if (SPI_processed == 0)
+		return false;
+	if (MemtxGetBool(0, 1))
 		MemtxExec(MemtxPlan(&erase_copies,
 							"WITH a AS (UPDATE memtx.action_log SET args = 'null'::jsonb "
 							"           WHERE action_id = $1 AND args IS DISTINCT FROM 'null'::jsonb) "
@@ -57,6 +65,7 @@ EraseValue(int64 id)
 							"WHERE action_id = $1 AND args IS DISTINCT FROM 'null'::jsonb",
 							1, types),
 				  values, NULL, 0);
+	return true;
 }
 
 /*
@@ -105,9 +114,18 @@ memtx_erase(PG_FUNCTION_ARGS)
 	ns = EraseTarget(id);
 	if (ns)
 	{
-		CascadeRun(ns, &id, 1, MR_ERASED, note,
-				   ((ReturnSetInfo *) fcinfo->resultinfo)->setResult);
-		EraseValue(id);
+		/* a live record's revocation appends the erasure's retract receipt */
+		int			repaired = CascadeRun(ns, &id, 1, MR_ERASED, note,
+										  ((ReturnSetInfo *) fcinfo->resultinfo)->setResult,
+										  CASCADE_RECEIPT_PER_ROOT, 0);
+
+		if (EraseValue(id))
+		{
+			/* the value's digest in receipts can no longer be recomputed */
+			ReceiptForgetSalt(id);
+			if (repaired == 0)
+				ReceiptRetract(ns, id, false, MR_ERASED, NULL, 0);
+		}
 	}
 	MemtxCallEnd(&call);
 	return (Datum) 0;

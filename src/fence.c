@@ -31,6 +31,7 @@
 #include "cascade.h"
 #include "fence.h"
 #include "locks.h"
+#include "receipt.h"
 #include "txn.h"
 
 #include "catalog/pg_type.h"
@@ -162,6 +163,7 @@ memtx_fence(PG_FUNCTION_ARGS)
 	ids = MemtxGetInt64Column(1, &n);
 	for (uint64 i = 0; i < n; i++)
 		CascadeAbort(TxnLoadExpired(ids[i]), MR_FENCED, NULL);
+	ReceiptFence(role, epoch);
 
 	MemtxCallEnd(&call);
 	PG_RETURN_INT64(epoch);

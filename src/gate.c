@@ -35,6 +35,7 @@
  * never another call's decision.  Blocked calls do not use the key up.
  */
 #include "locks.h"
+#include "receipt.h"
 #include "visibility.h"
 
 #include "access/htup_details.h"
@@ -519,9 +520,10 @@ GateLogAction(MemtxTxn *t, const char *tool, bool reversible, Datum args, ArrayT
 	MemtxExec(MemtxPlan(&log,
 						"INSERT INTO memtx.action_log (tx_id, namespace, tool, reversible, args, inputs, "
 						"allowed, reason, blockers, action_id, effect_key, gate_snapshot, gate_xid, gate_pos) "
-						"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+						"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
 						14, types),
 			  values, nulls, 0);
+	ReceiptAct(MemtxGetInt64(0, 1));
 }
 
 /*

@@ -19,7 +19,13 @@
  *       validity and different values;
  *   fenced_epoch  no record of a transaction opened under a writer epoch
  *       became committed after the fence that ended that epoch (its clock
- *       position is above the fence's, SPEC §12).
+ *       position is above the fence's, SPEC §12);
+ *   receipts  every terminal disposition the store records
+ *       (memtx.dispositions) has exactly one receipt, and no receipt names
+ *       a disposition the store does not record (SPEC §11);
+ *   receipt_chain  each namespace's chained receipts verify
+ *       (memtx.receipt_problems: links, hashes, columns, subjects, digests);
+ *   proposal  no proposal id is bound to two records of a namespace (§10).
  *
  * It returns one row per violation and nothing when all hold.  Unlike the
  * hot paths it reads whole tables: it is an audit, like amcheck.
@@ -118,6 +124,30 @@ static const char *const InvariantQueries[] = {
 	"JOIN memtx.records r ON r.tx_id = t.id "
 	"WHERE r.committed_seq > w.pos "
 	"ORDER BY r.id",
+	/* receipts: a terminal disposition without exactly one receipt */
+	"WITH d AS ("
+	"  SELECT d.namespace, d.kind, d.subject, d.subject_is || coalesce(':' || (d.body->>'role'), '') AS key, "
+	"         pg_catalog.count(*) AS n "
+	"  FROM memtx.dispositions() d GROUP BY 1, 2, 3, 4),"
+	" r AS ("
+	"  SELECT r.namespace, r.kind, r.subject, (r.body->>'subject_is') || coalesce(':' || (r.body->>'role'), '') AS key, "
+	"         pg_catalog.count(*) AS n "
+	"  FROM memtx.receipts r GROUP BY 1, 2, 3, 4) "
+	"SELECT 'receipts', CASE WHEN key = 'record' THEN subject END, pg_catalog.format("
+	"  '%s disposition of %s %s in namespace %s has %s receipts, not %s', "
+	"  kind, key, subject, namespace, coalesce(r.n, 0), coalesce(d.n, 0)) "
+	"FROM d FULL JOIN r USING (namespace, kind, subject, key) "
+	"WHERE coalesce(d.n, 0) <> coalesce(r.n, 0) "
+	"ORDER BY namespace, kind, subject",
+	/* receipt_chain: a chained receipt altered or deleted behind the API */
+	"SELECT 'receipt_chain', NULL::bigint, pg_catalog.format('namespace %s: %s', n.namespace, p.detail) "
+	"FROM (SELECT DISTINCT namespace FROM memtx.receipts) n, memtx.receipt_problems(n.namespace) p "
+	"ORDER BY n.namespace, p.seq",
+	/* proposal: one proposal id bound to two records of a namespace */
+	"SELECT 'proposal', pg_catalog.min(id), pg_catalog.format("
+	"  'proposal %s is bound to %s records in namespace %s', proposal, pg_catalog.count(*), namespace) "
+	"FROM memtx.records WHERE proposal IS NOT NULL "
+	"GROUP BY namespace, proposal HAVING pg_catalog.count(*) > 1",
 };
 
 PG_FUNCTION_INFO_V1(memtx_check_invariants);

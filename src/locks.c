@@ -52,6 +52,11 @@
  *      upgrade of a lock that others hold shared deadlocks.
  *   5. record rows, FOR UPDATE, in id order (cascade roots and descendants,
  *      the record resolve settles).
+ *   6. a namespace's receipt chain head (memtx.receipt_heads), FOR UPDATE,
+ *      in namespace order: taken only by memtx.chain_receipts (the worker,
+ *      verify_receipts), which takes no other lock.  Calls that make a
+ *      disposition append their receipt without it (receipt.c), so no
+ *      writer ever waits for the chain.
  *
  *   call                 0    1    2          3    4    5
  *   begin                s    -    -          -    -    -

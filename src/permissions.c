@@ -58,6 +58,14 @@ MemtxIsHarness(Oid role)
 	return MemtxRoleIsMember(role, memtx_harness_role);
 }
 
+/* memtx.is_harness() → boolean: whether the current role is a harness. */
+PG_FUNCTION_INFO_V1(memtx_is_harness);
+Datum
+memtx_is_harness(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(MemtxIsHarness(GetUserId()));
+}
+
 /* Refuse a name that names no role (42704); "what", when given, says where it came from. */
 void
 MemtxCheckRoleName(const char *rolename, const char *what)

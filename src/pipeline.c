@@ -30,6 +30,7 @@
 #include "locks.h"
 #include "proposal.h"
 #include "readset.h"
+#include "receipt.h"
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -107,29 +108,54 @@ PipelineStillTentative(int64 id)
 	return SPI_processed > 0 && MemtxGetBool(0, 1);
 }
 
-/* Run the four checks on one staged record; returns MR_NONE when it passes. */
+/* The ids as an array literal, for a receipt's body. */
+static char *
+PipelineIdList(Datum *ids, int n)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&buf, "%s" INT64_FORMAT, i > 0 ? "," : "", DatumGetInt64(ids[i]));
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+/*
+ * Run the four checks on one staged record; returns MR_NONE when it passes.
+ * *checks is how many checks it passed, *superseded the ids it superseded.
+ */
 static MemtxReason
-PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, HTAB *memo)
+PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, HTAB *memo,
+			  int32 *checks, char **superseded)
 {
 	ConflictResult cr;
 
+	*checks = 0;
+	*superseded = "{}";
 	/* 1. evidence */
 	if (!(rec->confidence >= memtx_confidence_threshold ||
 		  rec->authority >= memtx_authority_bypass))
 		return MR_LOW_EVIDENCE;
 	/* 2. validity */
+	*checks = 1;
 	if (!valid_now)
 		return MR_OUTSIDE_VALIDITY;
 	/* 3. conflict */
+	*checks = 2;
 	ConflictCheck(t, rec, provenance, memo, &cr);
 	if (cr.nrivals > 0)
 		t->verifier_calls++;
 	if (cr.reason != MR_NONE)
 		return cr.reason;
 	/* 4. dependency stability */
+	*checks = 3;
 	if (cr.facts.unstable)
 		return MR_UNSTABLE_DEPENDENCY;
 
+	*checks = 4;
+	*superseded = PipelineIdList(cr.supersede, cr.nsupersede);
 	ConflictSupersede(cr.supersede, cr.nsupersede);
 	PipelinePromote(rec->id, t->tier == MT_EXTERNAL_ACTION, true);
 	return MR_NONE;
@@ -233,6 +259,10 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 				 bool repair_actions)
 {
 	HTAB	   *memo = ConflictMemoCreate();
+	int64	   *settled = palloc(sizeof(int64) * (n + 1));
+	int32	   *checks = palloc(sizeof(int32) * (n + 1));
+	char	  **superseded = palloc(sizeof(char *) * (n + 1));
+	int			nsettled = 0;
 
 	for (uint64 i = 0; i < n; i++)
 	{
@@ -241,7 +271,9 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 		/* a repair below an earlier quarantine may have revoked it */
 		if (repair_actions && !PipelineStillTentative(recs[i].id))
 			continue;
-		reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i], memo);
+		reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i], memo,
+							   &checks[nsettled], &superseded[nsettled]);
+		settled[nsettled++] = recs[i].id;
 		if (reason == MR_NONE)
 			continue;
 		PipelineQuarantine(recs[i].id, reason);
@@ -250,6 +282,8 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 		if (reason == MR_NEEDS_REVIEW)
 			MemtxNotify("review", t->id, recs[i].id, MemtxReasonName(reason), 0);
 	}
+	/* the receipts of this call's settlements, in staging order */
+	ReceiptCommits(settled, checks, superseded, nsettled, true);
 }
 
 /*
@@ -367,6 +401,10 @@ PipelineAccept(MemtxRec *rec, bool action_safe)
 	static SPIPlanPtr reopen;
 	static const Oid types[] = {INT8OID};
 	Datum		values[1];
+	Datum	   *ids;
+	int			n;
+	int32		checks = 4;
+	char	   *superseded;
 
 	values[0] = Int64GetDatum(id);
 	MemtxExec(MemtxPlan(&ancestors,
@@ -388,20 +426,18 @@ PipelineAccept(MemtxRec *rec, bool action_safe)
 				 errhint("Reject it, or stage it again against the current head.")));
 
 	ConflictFetchRivals(id);
-	if (SPI_processed > 0)
-	{
-		Datum	   *ids = palloc(sizeof(Datum) * SPI_processed);
-		int			n = (int) SPI_processed;
-
-		for (int i = 0; i < n; i++)
-			ids[i] = Int64GetDatum(MemtxGetInt64(i, 1));
-		ConflictSupersede(ids, n);
-	}
+	n = (int) SPI_processed;
+	ids = palloc(sizeof(Datum) * (n + 1));
+	for (int i = 0; i < n; i++)
+		ids[i] = Int64GetDatum(MemtxGetInt64(i, 1));
+	ConflictSupersede(ids, n);
 	MemtxExec(MemtxPlan(&reopen,
 						"UPDATE memtx.records SET state = 'tentative' WHERE id = $1",
 						1, types),
 			  values, NULL, 0);
 	PipelinePromote(id, action_safe, false);
+	superseded = PipelineIdList(ids, n);
+	ReceiptCommits(&id, &checks, &superseded, 1, false);
 }
 
 /*
@@ -435,7 +471,8 @@ memtx_resolve(PG_FUNCTION_ARGS)
 
 	if (!accept)
 	{
-		CascadeRun(rec.namespace, &id, 1, MR_REVOKED, "review rejected", NULL);
+		CascadeRun(rec.namespace, &id, 1, MR_REVOKED, "review rejected", NULL,
+				   CASCADE_RECEIPT_PER_ROOT, 0);
 		MemtxNotify("resolved", rec.tx_id, id, MemtxStateNames[MS_REVOKED], 0);
 		MemtxCallEnd(&call);
 		PG_RETURN_DATUM(MemtxStateDatum(fcinfo, MS_REVOKED));

@@ -38,3 +38,6 @@ BEGIN
 END $$;
 SELECT memtx.set_role_tier(current_user, 'medium');
 SELECT memtx.grant_namespace('tenant-a', current_user);
+-- the receipts so far are chained (receipt_heads has rows); the open
+-- transaction's commit after each restore appends to the restored chain
+SELECT memtx.chain_receipts();

@@ -59,6 +59,9 @@ restore() {
     check "$name: the restored store accepts commits" \
         "$(sql $db "SELECT string_agg(state::text, ',') FROM memtx.commit((SELECT max(id) FROM memtx.transactions))")" \
         "committed"
+    check "$name: the restored receipt chain continues and verifies" \
+        "$(sql $db "SELECT string_agg(coalesce(first_bad_seq::text, 'ok'), ',') FROM memtx.verify_receipts()")" \
+        "$(sql memtx_dump_src "SELECT string_agg('ok', ',') FROM memtx.verify_receipts()")"
     dropdb $db
 }
 

@@ -25,7 +25,8 @@ EXCEPT
 SELECT f::regprocedure FROM unnest(ARRAY[
     'memtx.value_digest(jsonb)', 'memtx.slot_digest(text,text,text)', 'memtx.slot_key(text,text,text)',
     'memtx.now()', 'memtx.lifecycle_guard()', 'memtx.legal_transition(memtx.state,memtx.state)',
-    'memtx.happened_before(xid8,bigint,pg_snapshot,xid8,bigint)', 'memtx.can_read(text,text[],memtx.scope)'
+    'memtx.happened_before(xid8,bigint,pg_snapshot,xid8,bigint)', 'memtx.can_read(text,text[],memtx.scope)',
+    'memtx.is_harness()'
 ]::regprocedure[]) f
 ORDER BY 1;
 -- and the query-free functions are all C

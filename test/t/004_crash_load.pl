@@ -38,14 +38,7 @@ SELECT 'ACK ' || :tx || ' ' || string_agg(record_id || ':' || state, ',' ORDER B
 SQL
 	}
 	close $fh;
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[
-			'psql', '-X', '-A', '-t', '-q', '-v', 'ON_ERROR_STOP=1',
-			'-d', $node->connstr('postgres'), '-f', $script
-		],
-		'<', \undef, '>', \$out, '2>', \$err);
-	push @runs, { h => $h, out => \$out, err => \$err };
+	push @runs, start_script($node, $script);
 }
 
 # Wait until every agent has commits of its own (agents start at different

@@ -9,10 +9,11 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
+use IPC::Run;
 
 use Exporter 'import';
 our @EXPORT = qw(memtx_node worker_pid launcher_pid wait_for_worker
-  wait_for_new_worker notifications);
+  wait_for_new_worker notifications start_script);
 
 # A started node with memtx installed in "postgres".  %conf: extra lines of
 # postgresql.conf, keyed by setting name.
@@ -82,6 +83,23 @@ sub notifications
 		push @payloads, $1;
 	}
 	return @payloads;
+}
+
+# Starts psql on an SQL script against "postgres" in the background, in
+# unaligned tuples-only mode, stopping at the first error; returns
+# { h => the IPC::Run handle, out => \stdout, err => \stderr }.  psql prints
+# a result only after its SQL transaction committed.
+sub start_script
+{
+	my ($node, $script) = @_;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[
+			'psql', '-X', '-A', '-t', '-q', '-v', 'ON_ERROR_STOP=1',
+			'-d', $node->connstr('postgres'), '-f', $script
+		],
+		'<', \undef, '>', \$out, '2>', \$err);
+	return { h => $h, out => \$out, err => \$err };
 }
 
 1;
