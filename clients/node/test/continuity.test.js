@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 
 import pg from 'pg';
 
-import { Conflict, InvalidArgument, Memory, PermissionDenied } from '../src/memory.js';
+import { Conflict, InvalidArgument, Memory, NoTransaction, PermissionDenied } from '../src/memory.js';
 import { freshDatabase } from './db.js';
 
 const DATABASE = 'memtx_node_continuity';
@@ -209,6 +209,7 @@ test('restore stages a past value over the current head, and the pipeline admits
 test('restore with no record active then is refused with 22023 and stages nothing', async () => {
   const first = await agent.propose('order:8', 'status', 'open');
   const before = await committedAt(first.record_id, '-1 microsecond');
+  await assert.rejects(new Memory(agent.db, { namespace: NS }).restore('order:8', 'status', before), NoTransaction);
   await agent.turn(async (m) => {
     await assert.rejects(m.restore('order:8', 'status', before),
       (err) => err instanceof InvalidArgument && err.sqlstate === '22023');

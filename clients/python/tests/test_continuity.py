@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from memtx_client import (CommitResult, Conflict, HistoryEntry, InvalidArgument, Memory,
-                          PermissionDenied, ProposeResult)
+                          NoTransaction, PermissionDenied, ProposeResult)
 
 from conftest import AGENTS, state_of
 
@@ -226,6 +226,8 @@ def test_restore_stages_a_past_value_over_the_current_head(alice: Memory,
 def test_restore_without_a_record_then_is_refused(alice: Memory) -> None:
     first = alice.propose("order:10", "status", "open")
     then = committed_at(alice, first.record_id)
+    with pytest.raises(NoTransaction):
+        Memory(alice.conn, namespace=alice.namespace).restore("order:10", "status", then)
     with alice.turn():
         with pytest.raises(InvalidArgument) as err:
             alice.restore("order:10", "status", then - datetime.timedelta(microseconds=1))
