@@ -119,7 +119,7 @@ def test_section_shows_each_part() -> None:
     assert len(python_blocks(text)) >= 5
     for shown in ("Memory(", ".turn()", ".stage(", ".commit()", ".gate(", ".recall(", ".lookup(",
                   ".revoke(", "Dispatcher(", "tool_specs(", '"tool_use"', '"tools/call"',
-                  '"function"'):
+                  '"function"', ".propose(", ".outcome(", ".fence(", ".unfence("):
         assert shown in code, f"the section shows no {shown}"
 
 

@@ -107,7 +107,33 @@
  */
 
 /**
- * @typedef {object} StageOptions the optional arguments of `stage`
+ * @typedef {object} ProposeResult what `propose` did: its transaction, the record, the commit outcome
+ * @property {number} tx_id
+ * @property {number} record_id
+ * @property {string} state
+ * @property {string | null} reason
+ */
+
+/**
+ * @typedef {object} HistoryEntry one state change of a record (SPEC §13)
+ * @property {number} record_id
+ * @property {string} state
+ * @property {string | null} reason
+ * @property {Date} at millisecond precision (the server keeps microseconds)
+ * @property {number} pos the global position: the exact order
+ */
+
+/**
+ * @typedef {object} WriterEpoch one fence of a role (SPEC §12)
+ * @property {string} role_name
+ * @property {number} epoch
+ * @property {number} pos
+ * @property {Date} fenced_at
+ * @property {Date | null} unfenced_at null while the role is fenced
+ */
+
+/**
+ * @typedef {object} StageOptions the optional arguments of `stage` (and `propose`)
  * @property {string} [kind]
  * @property {string} [source]
  * @property {number} [confidence]
@@ -121,17 +147,21 @@
  * @property {string} [proposal]
  */
 
+/** SQL types of the content arguments of stage and propose (SPEC §4, §10). */
+const CONTENT = {
+  entity: 'text', attribute: 'text', value: 'jsonb', kind: 'memtx.kind',
+  source: 'text', confidence: 'double precision', derived_from: 'bigint[]',
+  scope: 'memtx.scope', readers: 'text[]', writers: 'text[]', valid: 'tstzrange',
+  observed_at: 'timestamptz', expected_head: 'bigint', proposal: 'text',
+};
+
 /** SQL types of the named arguments of each memtx function this client calls. */
 export const SIGNATURES = Object.freeze({
   begin: { tier: 'memtx.risk_tier', agent: 'text', namespace: 'text', isolation: 'memtx.isolation' },
   recall: { tx: 'bigint', query: 'text', k: 'integer', entity_prefix: 'text' },
   read: { tx: 'bigint', entity: 'text', attribute: 'text' },
-  stage: {
-    tx: 'bigint', entity: 'text', attribute: 'text', value: 'jsonb', kind: 'memtx.kind',
-    source: 'text', confidence: 'double precision', derived_from: 'bigint[]',
-    scope: 'memtx.scope', readers: 'text[]', writers: 'text[]', valid: 'tstzrange',
-    observed_at: 'timestamptz', expected_head: 'bigint', proposal: 'text',
-  },
+  stage: { tx: 'bigint', ...CONTENT },
+  propose: { ...CONTENT, namespace: 'text' },
   commit: { tx: 'bigint' },
   abort: { tx: 'bigint' },
   revoke: { record: 'bigint', note: 'text' },
@@ -139,8 +169,20 @@ export const SIGNATURES = Object.freeze({
   act: { tx: 'bigint', tool: 'text', args: 'jsonb', derived_from: 'bigint[]', effect_key: 'text' },
   lookup: { entity: 'text', attribute: 'text', namespace: 'text' },
   outcome: { proposal: 'text', namespace: 'text' },
+  read_as_of: { at: 'timestamptz', entity: 'text', attribute: 'text', namespace: 'text', valid_at: 'timestamptz' },
+  restore: { tx: 'bigint', entity: 'text', attribute: 'text', at: 'timestamptz', valid_at: 'timestamptz' },
+  fence: { role: 'text' },
+  unfence: { role: 'text' },
+  erase: { record: 'bigint', note: 'text' },
   tool_specs: { format: 'text' },
 });
+
+// The tables read directly (what no function returns): a record's history, in
+// order, and the writer epochs the caller may see (both under row-level security).
+const HISTORY_SQL = 'SELECT record_id, state, reason, at, pos FROM memtx.history'
+  + ' WHERE record_id = $1::bigint ORDER BY pos, at';
+const WRITER_EPOCHS_SQL = 'SELECT role_name, epoch, pos, fenced_at, unfenced_at FROM memtx.writer_epochs'
+  + ' WHERE $1::text IS NULL OR role_name = $1::text ORDER BY role_name, epoch';
 
 /** The columns each result shape takes (valid is selected as text). */
 export const COLUMNS = Object.freeze({
@@ -153,10 +195,11 @@ export const COLUMNS = Object.freeze({
   gate: ['allowed', 'reason', 'blockers'],
   act: ['allowed', 'reason', 'action_id', 'blockers'],
   outcome: ['record_id', 'tx_id', 'state', 'reason', 'tx_status'],
+  propose: ['tx_id', 'record_id', 'state', 'reason'],
 });
 
 // bigint columns (pg returns int8 as text) and bigint[] columns
-const IDS = new Set(['id', 'tx_id', 'record_id', 'root_id', 'action_id']);
+const IDS = new Set(['id', 'tx_id', 'record_id', 'root_id', 'action_id', 'pos', 'epoch']);
 const ID_ARRAYS = new Set(['blockers']);
 
 // ---------------------------------------------------------------- errors
@@ -292,7 +335,16 @@ export class Memory {
    * @returns {Promise<Record<string, any>[]>}
    */
   async call(fn, args, columns = null) {
-    const [text, values] = callSql(fn, args, columns);
+    return this._query(...callSql(fn, args, columns));
+  }
+
+  /**
+   * Run one statement; errors with a SQLSTATE become MemtxError.
+   * @param {string} text
+   * @param {unknown[]} values
+   * @returns {Promise<Record<string, any>[]>}
+   */
+  async _query(text, values) {
     try {
       const { rows } = await this.db.query(text, values);
       return rows.map(decode);
@@ -436,6 +488,31 @@ export class Memory {
     return /** @type {any} */ (rows[0] ?? null);
   }
 
+  /**
+   * Every state change of a record, in `pos` order (SPEC §13); empty when the
+   * record does not exist or the role may not read it.  No transaction needed.
+   * @param {number} record
+   * @returns {Promise<HistoryEntry[]>}
+   */
+  async history(record) {
+    return /** @type {any} */ (await this._query(HISTORY_SQL, [record]));
+  }
+
+  /**
+   * The records of the namespace (or entity, or slot) that were active at
+   * `at`, with their state and reason as then, in id order; `valid_at` keeps
+   * those whose validity contains it.  No transaction needed; writes nothing.
+   * A Date has millisecond precision: to read as of an instant the server
+   * reported with microseconds, pass its text form.
+   * @param {string | Date} at
+   * @param {{ entity?: string, attribute?: string, valid_at?: string | Date }} [options]
+   * @returns {Promise<MemoryRecord[]>}
+   */
+  async readAsOf(at, { entity, attribute, valid_at } = {}) {
+    return /** @type {any} */ (await this.call('read_as_of',
+      { at, entity, attribute, namespace: this.namespace, valid_at }, COLUMNS.record));
+  }
+
   // --------------------------------------------------------------- writes
 
   /**
@@ -448,6 +525,40 @@ export class Memory {
    */
   async stage(entity, attribute, value, options = {}) {
     return Number(await this._scalar('stage', { ...options, tx: this.tx, entity, attribute, value }));
+  }
+
+  /**
+   * Begin, stage and commit one record in one call, at the role's tier (SPEC
+   * §10); needs no turn and leaves the session's transaction alone.  Options
+   * as for `stage`.  A stale expected_head is a result (state quarantined,
+   * reason stale_head), not an error.  After a lost reply, call again with the
+   * same proposal and content: the stored result comes back and nothing is
+   * written (other content under the id rejects with Conflict, 23505).
+   * @param {string} entity
+   * @param {string} attribute
+   * @param {JSON} value
+   * @param {StageOptions} [options]
+   * @returns {Promise<ProposeResult>}
+   */
+  async propose(entity, attribute, value, options = {}) {
+    const [row] = await this.call('propose',
+      { ...options, namespace: this.namespace, entity, attribute, value }, COLUMNS.propose);
+    return /** @type {ProposeResult} */ (row);
+  }
+
+  /**
+   * Stage in the current transaction a copy of the record that was active on
+   * the slot at `at` (valid at valid_at, when given), expecting the slot's
+   * current head; returns the new record's id.  No such single record:
+   * InvalidArgument (22023).
+   * @param {string} entity
+   * @param {string} attribute
+   * @param {string | Date} at
+   * @param {{ valid_at?: string | Date }} [options]
+   * @returns {Promise<number>}
+   */
+  async restore(entity, attribute, at, { valid_at } = {}) {
+    return Number(await this._scalar('restore', { tx: this.tx, entity, attribute, at, valid_at }));
   }
 
   /**
@@ -487,6 +598,49 @@ export class Memory {
       tx: this.tx, tool, args, derived_from: derivedFrom, effect_key: effectKey,
     }, COLUMNS.act);
     return /** @type {ActResult} */ (row);
+  }
+
+  // -------------------------------- harness operations (a harness's connection)
+
+  /**
+   * Advance the role's writer epoch and return it: its open transactions are
+   * aborted (reason fenced) and its writes refused (42501) until `unfence`.
+   * @param {string} role
+   * @returns {Promise<number>}
+   */
+  async fence(role) {
+    return Number(await this._scalar('fence', { role }));
+  }
+
+  /**
+   * Let a fenced role write again; transactions opened before the fence stay refused.
+   * @param {string} role
+   * @returns {Promise<void>}
+   */
+  async unfence(role) {
+    await this.call('unfence', { role });
+  }
+
+  /**
+   * Legal erasure: revoke the record (reason erased, with cascade) unless
+   * revoked already, then remove its value everywhere memtx keeps it; returns
+   * the repairs (none when it was erased already).
+   * @param {number} record
+   * @param {string} [note]
+   * @returns {Promise<Repair[]>}
+   */
+  async erase(record, note) {
+    return /** @type {any} */ (await this.call('erase', { record, note }, COLUMNS.repair));
+  }
+
+  /**
+   * The fences of a role (or of every role), by role and epoch: what the
+   * caller may see, i.e. a harness every role's and any other role its own.
+   * @param {string} [role]
+   * @returns {Promise<WriterEpoch[]>}
+   */
+  async writerEpochs(role) {
+    return /** @type {any} */ (await this._query(WRITER_EPOCHS_SQL, [role ?? null]));
   }
 
   // ----------------------------------------------------- tool definitions

@@ -27,10 +27,18 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from .errors import MemtxError, NoTransaction, from_psycopg
-from .types import (JSON, ActResult, CommitResult, GateResult, Outcome,
-                    Recalled, Record, Repair, Row)
+from .types import (JSON, ActResult, CommitResult, GateResult, HistoryEntry,
+                    Outcome, ProposeResult, Recalled, Record, Repair, Row,
+                    WriterEpoch)
 
 T = TypeVar("T", bound=Row)
+
+#: SQL types of the content arguments of stage and propose (SPEC §4, §10).
+_CONTENT: Dict[str, str] = {
+    "entity": "text", "attribute": "text", "value": "jsonb", "kind": "memtx.kind",
+    "source": "text", "confidence": "double precision", "derived_from": "bigint[]",
+    "scope": "memtx.scope", "readers": "text[]", "writers": "text[]", "valid": "tstzrange",
+    "observed_at": "timestamptz", "expected_head": "bigint", "proposal": "text"}
 
 #: SQL types of the named arguments of each memtx function this client calls.
 SIGNATURES: Dict[str, Dict[str, str]] = {
@@ -38,11 +46,8 @@ SIGNATURES: Dict[str, Dict[str, str]] = {
               "isolation": "memtx.isolation"},
     "recall": {"tx": "bigint", "query": "text", "k": "integer", "entity_prefix": "text"},
     "read": {"tx": "bigint", "entity": "text", "attribute": "text"},
-    "stage": {"tx": "bigint", "entity": "text", "attribute": "text", "value": "jsonb",
-              "kind": "memtx.kind", "source": "text", "confidence": "double precision",
-              "derived_from": "bigint[]", "scope": "memtx.scope", "readers": "text[]",
-              "writers": "text[]", "valid": "tstzrange", "observed_at": "timestamptz",
-              "expected_head": "bigint", "proposal": "text"},
+    "stage": {"tx": "bigint", **_CONTENT},
+    "propose": {**_CONTENT, "namespace": "text"},
     "commit": {"tx": "bigint"},
     "abort": {"tx": "bigint"},
     "revoke": {"record": "bigint", "note": "text"},
@@ -51,8 +56,26 @@ SIGNATURES: Dict[str, Dict[str, str]] = {
             "effect_key": "text"},
     "lookup": {"entity": "text", "attribute": "text", "namespace": "text"},
     "outcome": {"proposal": "text", "namespace": "text"},
+    "read_as_of": {"at": "timestamptz", "entity": "text", "attribute": "text",
+                   "namespace": "text", "valid_at": "timestamptz"},
+    "restore": {"tx": "bigint", "entity": "text", "attribute": "text", "at": "timestamptz",
+                "valid_at": "timestamptz"},
+    "fence": {"role": "text"},
+    "unfence": {"role": "text"},
+    "erase": {"record": "bigint", "note": "text"},
     "tool_specs": {"format": "text"},
 }
+
+#: The tables read directly (what no function returns): a record's history, in
+#: order, and the writer epochs the caller may see (both under row-level security).
+_HISTORY = sql.SQL("SELECT record_id, state, reason, at, pos FROM memtx.history"
+                   " WHERE record_id = %(record)s::bigint ORDER BY pos, at")
+_WRITER_EPOCHS = sql.SQL("SELECT role_name, epoch, pos, fenced_at, unfenced_at"
+                         " FROM memtx.writer_epochs WHERE %(role)s::text IS NULL"
+                         " OR role_name = %(role)s::text ORDER BY role_name, epoch")
+
+#: A timestamp argument: a datetime or ISO 8601 text.
+Instant = Union[str, datetime.datetime]
 
 
 def _call(function: str, args: Mapping[str, Any],
@@ -78,6 +101,16 @@ def _present(**args: Any) -> Dict[str, Any]:
     return {k: v for k, v in args.items() if v is not None}
 
 
+def _content(entity: str, attribute: str, value: JSON,
+             derived_from: Optional[Sequence[int]], readers: Optional[Sequence[str]],
+             writers: Optional[Sequence[str]], **rest: Any) -> Dict[str, Any]:
+    """The given content arguments of stage and propose, as the driver sends them."""
+    return _present(entity=entity, attribute=attribute, value=Jsonb(value),
+                    derived_from=None if derived_from is None else list(derived_from),
+                    readers=None if readers is None else list(readers),
+                    writers=None if writers is None else list(writers), **rest)
+
+
 class Memory:
     """An agent's memory session in one namespace, over one psycopg connection.
 
@@ -100,7 +133,9 @@ class Memory:
 
     def _rows(self, function: str, args: Mapping[str, Any],
               columns: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
-        query = _call(function, args, columns)
+        return self._execute(_call(function, args, columns), args)
+
+    def _execute(self, query: Union[sql.SQL, sql.Composed], args: Mapping[str, Any]) -> List[Dict[str, Any]]:
         try:
             with self.conn.transaction():
                 with self.conn.cursor(row_factory=dict_row) as cur:
@@ -201,6 +236,21 @@ class Memory:
         rows = self._typed(Outcome, "outcome", {"proposal": proposal, "namespace": self.namespace})
         return rows[0] if rows else None
 
+    def history(self, record: int) -> List[HistoryEntry]:
+        """Every state change of a record, in ``pos`` order (SPEC §13); empty when the
+        record does not exist or the role may not read it.  No transaction needed."""
+        return [HistoryEntry.from_row(r) for r in self._execute(_HISTORY, {"record": record})]
+
+    def read_as_of(self, at: Instant, entity: Optional[str] = None,
+                   attribute: Optional[str] = None,
+                   valid_at: Optional[Instant] = None) -> List[Record]:
+        """The records of the namespace (or entity, or slot) that were active at ``at``,
+        with their state and reason as then, in id order; ``valid_at`` keeps those whose
+        validity contains it.  No transaction needed; writes nothing."""
+        return self._typed(Record, "read_as_of", _present(
+            at=at, entity=entity, attribute=attribute, namespace=self.namespace,
+            valid_at=valid_at))
+
     # -- writes ---------------------------------------------------------------
 
     def stage(self, entity: str, attribute: str, value: JSON, *,
@@ -208,20 +258,46 @@ class Memory:
               confidence: Optional[float] = None, derived_from: Optional[Sequence[int]] = None,
               scope: Optional[str] = None, readers: Optional[Sequence[str]] = None,
               writers: Optional[Sequence[str]] = None, valid: Optional[str] = None,
-              observed_at: Union[str, datetime.datetime, None] = None,
+              observed_at: Optional[Instant] = None,
               expected_head: Optional[int] = None,
               proposal: Optional[str] = None) -> int:
         """Stage a tentative record (value: any JSON value); returns its id.  valid is a
         tstzrange in text form, e.g. '[2026-01-01,2026-02-01)'; observed_at a datetime
         or ISO 8601 text.  expected_head and proposal (SPEC §10) are sent only when
         given, for servers that have them."""
-        return int(self._scalar("stage", _present(
-            tx=self.tx, entity=entity, attribute=attribute, value=Jsonb(value), kind=kind,
-            source=source, confidence=confidence,
-            derived_from=None if derived_from is None else list(derived_from),
-            scope=scope, readers=None if readers is None else list(readers),
-            writers=None if writers is None else list(writers), valid=valid,
-            observed_at=observed_at, expected_head=expected_head, proposal=proposal)))
+        return int(self._scalar("stage", {"tx": self.tx, **_content(
+            entity, attribute, value, derived_from, readers, writers, kind=kind, source=source,
+            confidence=confidence, scope=scope, valid=valid, observed_at=observed_at,
+            expected_head=expected_head, proposal=proposal)}))
+
+    def propose(self, entity: str, attribute: str, value: JSON, *,
+                kind: Optional[str] = None, source: Optional[str] = None,
+                confidence: Optional[float] = None,
+                derived_from: Optional[Sequence[int]] = None,
+                scope: Optional[str] = None, readers: Optional[Sequence[str]] = None,
+                writers: Optional[Sequence[str]] = None, valid: Optional[str] = None,
+                observed_at: Optional[Instant] = None, expected_head: Optional[int] = None,
+                proposal: Optional[str] = None) -> ProposeResult:
+        """Begin, stage and commit one record in one call, at the role's tier (SPEC §10);
+        needs no turn and leaves the session's transaction alone.  Arguments as for
+        ``stage``.  A stale ``expected_head`` is a result (state quarantined, reason
+        stale_head), not an error.  After a lost reply, call again with the same
+        ``proposal`` and content: the stored result comes back and nothing is written
+        (other content under the id raises Conflict, 23505)."""
+        rows = self._typed(ProposeResult, "propose", {"namespace": self.namespace, **_content(
+            entity, attribute, value, derived_from, readers, writers, kind=kind, source=source,
+            confidence=confidence, scope=scope, valid=valid, observed_at=observed_at,
+            expected_head=expected_head, proposal=proposal)})
+        return rows[0]
+
+    def restore(self, entity: str, attribute: str, at: Instant,
+                valid_at: Optional[Instant] = None) -> int:
+        """Stage in the current transaction a copy of the record that was active on the
+        slot at ``at`` (valid at ``valid_at``, when given), expecting the slot's current
+        head; returns the new record's id.  No such single record: InvalidArgument (22023)."""
+        return int(self._scalar("restore", _present(tx=self.tx, entity=entity,
+                                                    attribute=attribute, at=at,
+                                                    valid_at=valid_at)))
 
     def revoke(self, record: int, note: Optional[str] = None) -> List[Repair]:
         """Retract a record and repair everything derived from it, by kind."""
@@ -244,6 +320,28 @@ class Memory:
                                          effect_key=effect_key))[0]
         return ActResult(row["allowed"], row["reason"], row["action_id"],
                          list(row["blockers"] or []))
+
+    # -- harness operations (a harness's connection) ---------------------------
+
+    def fence(self, role: str) -> int:
+        """Advance the role's writer epoch and return it: its open transactions are
+        aborted (reason fenced) and its writes refused (42501) until ``unfence``."""
+        return int(self._scalar("fence", {"role": role}))
+
+    def unfence(self, role: str) -> None:
+        """Let a fenced role write again; transactions opened before the fence stay refused."""
+        self._rows("unfence", {"role": role})
+
+    def erase(self, record: int, note: Optional[str] = None) -> List[Repair]:
+        """Legal erasure: revoke the record (reason erased, with cascade) unless revoked
+        already, then remove its value everywhere memtx keeps it; returns the repairs
+        (none when it was erased already)."""
+        return self._typed(Repair, "erase", _present(record=record, note=note))
+
+    def writer_epochs(self, role: Optional[str] = None) -> List[WriterEpoch]:
+        """The fences of a role (or of every role), by role and epoch: what the caller
+        may see, i.e. a harness every role's and any other role its own."""
+        return [WriterEpoch.from_row(r) for r in self._execute(_WRITER_EPOCHS, {"role": role})]
 
     # -- tool definitions -----------------------------------------------------
 

@@ -123,6 +123,38 @@ class ActResult(Row):
 
 
 @dataclasses.dataclass(frozen=True)
+class ProposeResult(Row):
+    """What ``propose`` did: the transaction it ran in, the record and its commit outcome."""
+
+    tx_id: int
+    record_id: int
+    state: str
+    reason: Optional[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class HistoryEntry(Row):
+    """One state change of a record (SPEC §13): no value, its time and global position."""
+
+    record_id: int
+    state: str
+    reason: Optional[str]
+    at: datetime.datetime
+    pos: int
+
+
+@dataclasses.dataclass(frozen=True)
+class WriterEpoch(Row):
+    """One fence of a role (SPEC §12): the epoch it opened; ``unfenced_at`` None while fenced."""
+
+    role_name: str
+    epoch: int
+    pos: int
+    fenced_at: datetime.datetime
+    unfenced_at: Optional[datetime.datetime]
+
+
+@dataclasses.dataclass(frozen=True)
 class Outcome(Row):
     """The disposition of a proposal id (SPEC §10)."""
 

@@ -2,9 +2,10 @@
 
 They run against the server the PG* environment names, connecting as a
 superuser (the harness).  The session makes database memtx_python with a
-fresh memtx and two login roles, the agents alice and bob; every test gets a
-namespace of its own that both agents are members of, so tests do not see
-each other's records.
+fresh memtx and three login roles, the agents alice, bob and carol (the one
+the fencing tests fence, so a fence never reaches another test's
+transactions); every test gets a namespace of its own that the agents are
+members of, so tests do not see each other's records.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from psycopg import sql
 from memtx_client import Memory
 
 DATABASE = "memtx_python"
-AGENTS = {"alice": "memtx_py_alice", "bob": "memtx_py_bob"}
+AGENTS = {"alice": "memtx_py_alice", "bob": "memtx_py_bob", "carol": "memtx_py_carol"}
 _serial = itertools.count(1)
 
 
@@ -72,6 +73,12 @@ def bob_conn(database: Dict[str, Any]) -> Iterator["psycopg.Connection[Any]"]:
         yield conn
 
 
+@pytest.fixture(scope="session")
+def carol_conn(database: Dict[str, Any]) -> Iterator["psycopg.Connection[Any]"]:
+    with _connect(database, AGENTS["carol"]) as conn:
+        yield conn
+
+
 @pytest.fixture
 def ns(request: pytest.FixtureRequest, admin_conn: "psycopg.Connection[Any]") -> str:
     """A namespace of this test's own, granted to both agents."""
@@ -95,6 +102,11 @@ def alice(alice_conn: "psycopg.Connection[Any]", ns: str) -> Memory:
 @pytest.fixture
 def bob(bob_conn: "psycopg.Connection[Any]", ns: str) -> Memory:
     return Memory(bob_conn, namespace=ns)
+
+
+@pytest.fixture
+def carol(carol_conn: "psycopg.Connection[Any]", ns: str) -> Memory:
+    return Memory(carol_conn, namespace=ns)
 
 
 @pytest.fixture
