@@ -18,6 +18,15 @@
  * every role.  The function refuses to run as a trigger of any other table
  * (it is not executable by PUBLIC either), so it cannot be turned against
  * a table of the caller's.
+ *
+ * validated is transient (SPEC §1): the pipeline takes a record that passed
+ * its four checks from tentative to committed (or action_safe) in one
+ * UPDATE, a path through validated without a row version of its own.  The
+ * trigger lets that move through only for the one record the pipeline has
+ * declared, in this backend, for the UPDATE it is running
+ * (LifecyclePassValidated; the pass is used up by the move or cleared when
+ * the UPDATE ends): every other tentative → committed is refused, for every
+ * role, as before.
  */
 #include "memtx.h"
 
@@ -134,6 +143,38 @@ LifecycleLegal(MemtxState from, MemtxState to)
 	return (LifecycleMoves[from] & (1 << to)) != 0;
 }
 
+/* The record the pipeline is promoting through validated (0: none). */
+static int64 LifecyclePassing = 0;
+
+/* Declare (id) or end (0) the pipeline's promotion of record id. */
+void
+LifecyclePassValidated(int64 id)
+{
+	LifecyclePassing = id;
+}
+
+/*
+ * Whether the move of the record in tuple from tentative to "to" is the
+ * declared promotion through validated; uses the pass up.
+ */
+static bool
+LifecyclePromoting(HeapTuple tuple, TupleDesc desc, MemtxState to)
+{
+	int			idatt = SPI_fnumber(desc, "id");
+	bool		isnull;
+	Datum		id;
+
+	if (LifecyclePassing == 0 || idatt <= 0 ||
+		!LifecycleLegal(MS_VALIDATED, MS_COMMITTED) ||
+		!(to == MS_COMMITTED || (to == MS_ACTION_SAFE && LifecycleLegal(MS_COMMITTED, MS_ACTION_SAFE))))
+		return false;
+	id = heap_getattr(tuple, idatt, desc, &isnull);
+	if (isnull || DatumGetInt64(id) != LifecyclePassing)
+		return false;
+	LifecyclePassing = 0;
+	return true;
+}
+
 static MemtxState
 LifecycleStateOf(HeapTuple tuple, TupleDesc desc, int attnum)
 {
@@ -199,7 +240,8 @@ memtx_lifecycle_guard(PG_FUNCTION_ARGS)
 	from = LifecycleStateOf(oldtup, desc, stateatt);
 	to = LifecycleStateOf(newtup, desc, stateatt);
 
-	if (from != to && !LifecycleLegal(from, to))
+	if (from != to && !LifecycleLegal(from, to) &&
+		!(from == MS_TENTATIVE && LifecyclePromoting(newtup, desc, to)))
 		ereport(ERROR,
 				(errcode(ERRCODE_CHECK_VIOLATION),
 				 errmsg("illegal lifecycle transition from \"%s\" to \"%s\"",

@@ -172,5 +172,6 @@ extern void StageRestoring(int64 record);
 
 /* lifecycle.c */
 extern bool LifecycleLegal(MemtxState from, MemtxState to);
+extern void LifecyclePassValidated(int64 id);
 
 #endif							/* MEMTX_H */

@@ -38,39 +38,44 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-/* Take a record to committed (or action_safe) through validated. */
+/*
+ * Take a record to committed (or action_safe) through validated, in one
+ * UPDATE: validated is transient (SPEC §1), and the lifecycle trigger lets
+ * this one record through because the pipeline declares it.
+ */
 static void
 PipelinePromote(int64 id, bool action_safe, bool set_verdict)
 {
-	static SPIPlanPtr validate;
-	static SPIPlanPtr commit;
-	static SPIPlanPtr safe;
+	static SPIPlanPtr promote;
 	static const Oid types[] = {INT8OID, BOOLOID, BOOLOID};
 	Datum		values[3];
 
 	values[0] = Int64GetDatum(id);
 	values[1] = BoolGetDatum(set_verdict);
 	values[2] = BoolGetDatum(action_safe);
-	MemtxExec(MemtxPlan(&validate,
-						"UPDATE memtx.records SET state = 'validated' WHERE id = $1",
-						1, types),
-			  values, NULL, 0);
-	MemtxExec(MemtxPlan(&commit,
-						"UPDATE memtx.records SET state = 'committed', reason = NULL, "
-						"committed_xid = pg_catalog.pg_current_xact_id(), committed_seq = n.pos, "
-						"settled_xid = coalesce(settled_xid, pg_catalog.pg_current_xact_id()), "
-						"settled_pos = coalesce(settled_pos, n.pos), "
-						"verdict = CASE WHEN $2 THEN (CASE WHEN $3 THEN 'action_safe' ELSE 'committed' END)::memtx.state ELSE verdict END, "
-						"verdict_reason = CASE WHEN $2 THEN NULL ELSE verdict_reason END "
-						"FROM (SELECT pg_catalog.nextval('memtx.clock') AS pos) n "
-						"WHERE memtx.records.id = $1",
-						3, types),
-			  values, NULL, 0);
-	if (action_safe)
-		MemtxExec(MemtxPlan(&safe,
-							"UPDATE memtx.records SET state = 'action_safe' WHERE id = $1",
-							1, types),
-				  values, NULL, 0);
+	MemtxPlan(&promote,
+			  "UPDATE memtx.records SET "
+			  "state = (CASE WHEN $3 THEN 'action_safe' ELSE 'committed' END)::memtx.state, reason = NULL, "
+			  "committed_xid = pg_catalog.pg_current_xact_id(), committed_seq = n.pos, "
+			  "settled_xid = coalesce(settled_xid, pg_catalog.pg_current_xact_id()), "
+			  "settled_pos = coalesce(settled_pos, n.pos), "
+			  "verdict = CASE WHEN $2 THEN (CASE WHEN $3 THEN 'action_safe' ELSE 'committed' END)::memtx.state ELSE verdict END, "
+			  "verdict_reason = CASE WHEN $2 THEN NULL ELSE verdict_reason END "
+			  "FROM (SELECT pg_catalog.nextval('memtx.clock') AS pos) n "
+			  "WHERE memtx.records.id = $1 AND memtx.records.state = 'tentative'",
+			  3, types);
+	LifecyclePassValidated(id);
+	PG_TRY();
+	{
+		MemtxExec(promote, values, NULL, 0);
+	}
+	PG_FINALLY();
+	{
+		LifecyclePassValidated(0);
+	}
+	PG_END_TRY();
+	if (SPI_processed != 1)
+		elog(ERROR, "record " INT64_FORMAT " was not tentative when promoted", id);
 }
 
 static void
