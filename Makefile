@@ -15,9 +15,10 @@ PG_CPPFLAGS = -I$(srcdir)/src -DMEMTX_LIBRARY_VERSION='"$(EXTVERSION)"'
 # inline functions with unused parameters
 PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter
 
-# make MEMTX_ASSERT=1: assertions on in the extension (test/run builds so)
+# make MEMTX_ASSERT=1: the test build (test/run builds so): assertions on in
+# the extension, and the fault points of src/fault.c
 ifdef MEMTX_ASSERT
-PG_CPPFLAGS += -DUSE_ASSERT_CHECKING
+PG_CPPFLAGS += -DUSE_ASSERT_CHECKING -DMEMTX_TESTING
 endif
 
 TESTS        = $(sort $(wildcard test/sql/*.sql))

@@ -35,6 +35,7 @@
  * resolutions (shared holders) wait for it or it for them, so the descendant
  * set it repairs is the complete one, and no commit can interleave with it.
  */
+#include "fault.h"
 #include "cascade.h"
 #include "events.h"
 #include "fence.h"
@@ -384,12 +385,14 @@ CascadeRun(const char *ns, int64 *roots, int nroots,
 		rootids[i] = Int64GetDatum(roots[i]);
 	CascadeLockRoots(rootids, nroots, root_reason, &rootlog, &rootcomp, &n);
 	CascadeRevokeIds(rootids, (int) n, root_reason);
+	FaultPoint("cascade:revoked");
 
 	for (uint64 r = 0; r < n; r++)
 	{
 		int64		root = DatumGetInt64(rootids[r]);
 
 		CascadeRepairBelow(root, false, &rootlog[r], &rootcomp[r]);
+		FaultPoint("cascade:repaired");
 		CascadeLog(root, &rootlog[r], note, out);
 		written += rootlog[r].n;
 		if (receipt == CASCADE_RECEIPT_PER_ROOT)
@@ -406,6 +409,7 @@ CascadeRun(const char *ns, int64 *roots, int nroots,
 				all[m++] = rootlog[r].ids[i];
 		ReceiptRetract(ns, tx, true, root_reason, all, m);
 	}
+	FaultPoint("cascade:logged");
 	return written;
 }
 
@@ -531,6 +535,7 @@ CascadeAbort(MemtxTxn *t, MemtxReason reason, Tuplestorestate *out)
 			  values, NULL, 0);
 	ids = MemtxGetInt64Column(1, &n);
 	CascadeRun(t->namespace, ids, (int) n, reason, NULL, out, CASCADE_RECEIPT_TX, t->id);
+	FaultPoint("abort:cascaded");
 	TxnEnd(t, MX_ABORTED, reason);
 	MemtxNotify(reason == MR_EXPIRED ? "expired" : "aborted",
 				t->id, 0, MemtxReasonName(reason), (int64) n);
@@ -595,6 +600,7 @@ CascadeExpireNamespace(const char *ns, int64 *ids, int n, Tuplestorestate *out, 
 
 			/* load without renewing: the lease is over */
 			CascadeAbort(TxnLoadExpired(ids[i]), MR_EXPIRED, NULL);
+			FaultPoint("expire:namespace");
 			tuplestore_putvalues(out, desc, &v, &isnull);
 		}
 		ReleaseCurrentSubTransaction();

@@ -26,6 +26,7 @@
  * row lock; the erasing UPDATE re-checks erased_at under that row lock, so
  * of two concurrent erasures one writes and the other finds nothing to do.
  */
+#include "fault.h"
 #include "api.h"
 #include "cascade.h"
 #include "receipt.h"
@@ -119,12 +120,14 @@ memtx_erase(PG_FUNCTION_ARGS)
 										  ((ReturnSetInfo *) fcinfo->resultinfo)->setResult,
 										  CASCADE_RECEIPT_PER_ROOT, 0);
 
+		FaultPoint("erase:revoked");
 		if (EraseValue(id))
 		{
 			/* the value's digest in receipts can no longer be recomputed */
 			ReceiptForgetSalt(id);
 			if (repaired == 0)
 				ReceiptRetract(ns, id, false, MR_ERASED, NULL, 0);
+			FaultPoint("erase:erased");
 		}
 	}
 	MemtxCallEnd(&call);

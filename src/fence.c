@@ -28,6 +28,7 @@
  * transaction of an older epoch therefore has a clock position below its
  * fence's: memtx.check_invariants checks exactly that ("fenced_epoch").
  */
+#include "fault.h"
 #include "cascade.h"
 #include "fence.h"
 #include "locks.h"
@@ -154,6 +155,7 @@ memtx_fence(PG_FUNCTION_ARGS)
 						1, types),
 			  values, NULL, 0);
 	epoch = MemtxGetInt64(0, 1);
+	FaultPoint("fence:advanced");
 
 	MemtxExec(MemtxPlan(&open,
 						"SELECT id FROM memtx.transactions WHERE agent = $1 AND status = 'open' "
@@ -163,6 +165,7 @@ memtx_fence(PG_FUNCTION_ARGS)
 	ids = MemtxGetInt64Column(1, &n);
 	for (uint64 i = 0; i < n; i++)
 		CascadeAbort(TxnLoadExpired(ids[i]), MR_FENCED, NULL);
+	FaultPoint("fence:aborted");
 	ReceiptFence(role, epoch);
 
 	MemtxCallEnd(&call);

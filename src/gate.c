@@ -34,6 +34,7 @@
  * that used it up: a repeat that differs in any of them is an error (23505),
  * never another call's decision.  Blocked calls do not use the key up.
  */
+#include "fault.h"
 #include "locks.h"
 #include "receipt.h"
 #include "visibility.h"
@@ -572,7 +573,9 @@ memtx_act(PG_FUNCTION_ARGS)
 	reason = GateDecideAct(&call, t, reversible, inputs, ninputs, &g, &blockers);
 	if (reason == MR_NONE)
 		action_id = GateRecordAction(&call, t, tool, args, inputs, ninputs);
+	FaultPoint("act:decided");
 	GateLogAction(t, tool, reversible, args, inputs, reason, blockers, action_id, key, &g);
+	FaultPoint("act:logged");
 
 	out[0] = BoolGetDatum(reason == MR_NONE);
 	out[2] = Int64GetDatum(action_id);

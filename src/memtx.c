@@ -5,6 +5,7 @@
  * in the files named after its parts.
  */
 #include "memtx.h"
+#include "fault.h"
 #include "readset.h"
 
 #include "utils/guc.h"
@@ -19,6 +20,7 @@ _PG_init(void)
 	GucInit();
 	ReadSetInit();
 	WorkerInit();
+	FaultInit();
 	/* after every subsystem defined its settings */
 	MarkGUCPrefixReserved("memtx");
 }

@@ -23,6 +23,7 @@
  * Idempotence.  The outcome is stored on the records (verdict,
  * verdict_reason); a second commit returns it and runs nothing.
  */
+#include "fault.h"
 #include "cascade.h"
 #include "conflict.h"
 #include "events.h"
@@ -287,8 +288,10 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 		if (reason == MR_NEEDS_REVIEW)
 			MemtxNotify("review", t->id, recs[i].id, MemtxReasonName(reason), 0);
 	}
+	FaultPoint("commit:admitted");
 	/* the receipts of this call's settlements, in staging order */
 	ReceiptCommits(settled, checks, superseded, nsettled, true);
+	FaultPoint("commit:receipts");
 }
 
 /*
@@ -333,12 +336,14 @@ memtx_commit(PG_FUNCTION_ARGS)
 	/* reads of SQL transactions that rolled back count (readset.c) */
 	ReadSetRecover(t->id);
 	n = PipelineLoadStaged(t, &recs, &valid_now, &provenance);
+	FaultPoint("commit:loaded");
 	PipelineAdmitAll(t, recs, valid_now, provenance, n, repair_actions);
 
 	PipelineEmitOutcome(t, rsinfo, &nstaged, &npassed);
 	status = npassed == nstaged ? MX_COMMITTED :
 		(npassed == 0 ? MX_ABORTED : MX_PARTIALLY_COMMITTED);
 	TxnEnd(t, status, MR_NONE);
+	FaultPoint("commit:ended");
 	MemtxNotify("commit", t->id, 0, MemtxTxStatusNames[status], nstaged);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
@@ -478,12 +483,14 @@ memtx_resolve(PG_FUNCTION_ARGS)
 	{
 		CascadeRun(rec.namespace, &id, 1, MR_REVOKED, "review rejected", NULL,
 				   CASCADE_RECEIPT_PER_ROOT, 0);
+		FaultPoint("resolve:rejected");
 		MemtxNotify("resolved", rec.tx_id, id, MemtxStateNames[MS_REVOKED], 0);
 		MemtxCallEnd(&call);
 		PG_RETURN_DATUM(MemtxStateDatum(fcinfo, MS_REVOKED));
 	}
 
 	PipelineAccept(&rec, tier == MT_EXTERNAL_ACTION);
+	FaultPoint("resolve:accepted");
 	result = tier == MT_EXTERNAL_ACTION ? MS_ACTION_SAFE : MS_COMMITTED;
 	MemtxNotify("resolved", rec.tx_id, id, MemtxStateNames[result], 0);
 	MemtxCallEnd(&call);

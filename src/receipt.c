@@ -35,6 +35,7 @@
  * per namespace, the lowest seq that memtx.receipt_problems (one SQL
  * definition, which check_invariants uses too) finds wrong.
  */
+#include "fault.h"
 #include "api.h"
 #include "receipt.h"
 
@@ -316,6 +317,7 @@ ReceiptChainNamespace(const char *ns)
 	if (SPI_processed != n)
 		elog(ERROR, "chained %llu receipts of %llu", (unsigned long long) SPI_processed,
 			 (unsigned long long) n);
+	FaultPoint("chain:filled");
 	values[1] = Int64GetDatum(seq + (int64) n);
 	values[2] = hashes[n - 1];
 	MemtxExec(MemtxPlan(&head_move,

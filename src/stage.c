@@ -29,6 +29,7 @@
  * forgets the count, since what it staged is gone.  A burst of stages in one
  * SQL transaction therefore counts once, not once per record.
  */
+#include "fault.h"
 #include "proposal.h"
 #include "locks.h"
 #include "visibility.h"
@@ -358,6 +359,7 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 						18, insert_types),
 			  values, nulls, 0);
 	id = MemtxGetInt64(0, 1);
+	FaultPoint("stage:inserted");
 
 	if (a->nparents > 0)
 	{
@@ -367,6 +369,7 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 							"INSERT INTO memtx.edges (child, parent) SELECT $1, unnest($2)",
 							2, edge_types),
 				  values, NULL, 0);
+		FaultPoint("stage:edges");
 	}
 	return id;
 }

@@ -40,6 +40,7 @@
  * calling role or the session user, so SET ROLE to a less trusted group role
  * does not lower it.
  */
+#include "fault.h"
 #include "fence.h"
 #include "readset.h"
 #include "record.h"
@@ -398,6 +399,7 @@ memtx_begin(PG_FUNCTION_ARGS)
 			  values, NULL, 0);
 	id = MemtxGetInt64(0, 1);
 	ReadSetNoteBegin(id);
+	FaultPoint("begin:inserted");
 	MemtxCallEnd(&call);
 	PG_RETURN_INT64(id);
 }
