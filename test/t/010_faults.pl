@@ -22,16 +22,7 @@ $node->safe_psql('postgres', q{
 	SELECT memtx.register_source('crm', 0.8);
 	SELECT memtx.register_source('erp', 0.8);
 	SELECT memtx.register_tool('refund', false);
-	CREATE TABLE public.fingerprint_tables AS
-	  SELECT c.relname FROM pg_class c WHERE c.relnamespace = 'memtx'::regnamespace AND c.relkind = 'r';
 });
-
-# every memtx table, row for row (md5 of its ordered rows)
-my $fingerprint = q{
-	SELECT string_agg(f.relname || '=' || (xpath('/row/m/text()', query_to_xml(format(
-	         'SELECT md5(coalesce(string_agg(t::text, %L ORDER BY t::text), %L)) AS m FROM memtx.%I t',
-	         ',', '', f.relname), false, true, '')))[1]::text, ' ' ORDER BY f.relname)
-	  FROM public.fingerprint_tables f};
 
 my $k = 0;
 
@@ -115,7 +106,7 @@ for my $action ('error', 'panic')
 	for my $point (sort keys %calls)
 	{
 		my $call = $calls{$point}->();
-		my $before = sql($fingerprint);
+		my $before = memtx_fingerprint($node);
 		($rc, $out, $err) = $node->psql('postgres',
 			"SET memtx.fault_at = '$point'; SET memtx.fault_action = '$action'; $call");
 		if ($action eq 'error')
@@ -127,7 +118,7 @@ for my $action ('error', 'panic')
 			ok($rc != 0 && $node->poll_query_until('postgres', 'SELECT true'),
 				"$point: the server crashes in the call and recovers");
 		}
-		is(sql($fingerprint), $before, "$point ($action): nothing of the call remains");
+		is(memtx_fingerprint($node), $before, "$point ($action): nothing of the call remains");
 		is(sql('SELECT count(*) FROM memtx.check_invariants()'), '0',
 			"$point ($action): the invariants hold");
 		($rc, $out, $err) = $node->psql('postgres', $call);

@@ -13,7 +13,7 @@ use IPC::Run;
 
 use Exporter 'import';
 our @EXPORT = qw(memtx_node worker_pid launcher_pid wait_for_worker
-  wait_for_new_worker notifications start_script);
+  wait_for_new_worker notifications start_script memtx_fingerprint);
 
 # A started node with memtx installed in "postgres".  %conf: extra lines of
 # postgresql.conf, keyed by setting name.
@@ -100,6 +100,18 @@ sub start_script
 		],
 		'<', \undef, '>', \$out, '2>', \$err);
 	return { h => $h, out => \$out, err => \$err };
+}
+
+# Every memtx table of "postgres", row for row: its name and the md5 of its
+# rows in text order, for comparing the store before and after a call.
+sub memtx_fingerprint
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', q{
+	SELECT string_agg(c.relname || '=' || (xpath('/row/m/text()', query_to_xml(format(
+	         'SELECT md5(coalesce(string_agg(t::text, %L ORDER BY t::text), %L)) AS m FROM memtx.%I t',
+	         ',', '', c.relname), false, true, '')))[1]::text, ' ' ORDER BY c.relname)
+	  FROM pg_class c WHERE c.relnamespace = 'memtx'::regnamespace AND c.relkind = 'r'});
 }
 
 1;
