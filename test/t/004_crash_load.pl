@@ -107,21 +107,7 @@ is( $node->safe_psql(
 is($node->safe_psql('postgres', 'SELECT count(*) FROM memtx.check_invariants()'),
 	'0', 'invariants hold after recovery');
 
-# Heap and indexes are sound.
-is( $node->safe_psql(
-		'postgres', q{
-	SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace,
-	       LATERAL verify_heapam(c.oid)
-	 WHERE n.nspname = 'memtx' AND c.relkind = 'r'}),
-	'0',
-	'verify_heapam finds nothing on memtx tables');
-ok( $node->safe_psql(
-		'postgres', q{
-	SELECT count(*) FROM (SELECT bt_index_check(c.oid, true)
-	  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-	  JOIN pg_am a ON a.oid = c.relam
-	 WHERE n.nspname = 'memtx' AND c.relkind = 'i' AND a.amname = 'btree') s}) > 0,
-	'bt_index_check passes on memtx indexes');
+amcheck_clean($node, 'after recovery');
 
 # The transactions in flight at the crash are expired by the worker.
 ok( $node->poll_query_until(

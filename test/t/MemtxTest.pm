@@ -13,7 +13,7 @@ use IPC::Run;
 
 use Exporter 'import';
 our @EXPORT = qw(memtx_node worker_pid launcher_pid wait_for_worker
-  wait_for_new_worker notifications start_script memtx_fingerprint);
+  wait_for_new_worker notifications start_script memtx_fingerprint amcheck_clean);
 
 # A started node with memtx installed in "postgres".  %conf: extra lines of
 # postgresql.conf, keyed by setting name.
@@ -112,6 +112,28 @@ sub memtx_fingerprint
 	         'SELECT md5(coalesce(string_agg(t::text, %L ORDER BY t::text), %L)) AS m FROM memtx.%I t',
 	         ',', '', c.relname), false, true, '')))[1]::text, ' ' ORDER BY c.relname)
 	  FROM pg_class c WHERE c.relnamespace = 'memtx'::regnamespace AND c.relkind = 'r'});
+}
+
+# amcheck on every memtx table and btree index of "postgres" (the amcheck
+# extension installed): two test results, named after $when.
+sub amcheck_clean
+{
+	my ($node, $when) = @_;
+	is( $node->safe_psql(
+			'postgres', q{
+		SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace,
+		       LATERAL verify_heapam(c.oid)
+		 WHERE n.nspname = 'memtx' AND c.relkind = 'r'}),
+		'0',
+		"verify_heapam finds nothing on memtx tables $when");
+	ok( $node->safe_psql(
+			'postgres', q{
+		SELECT count(*) FROM (SELECT bt_index_check(c.oid, true)
+		  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		  JOIN pg_am a ON a.oid = c.relam
+		 WHERE n.nspname = 'memtx' AND c.relkind = 'i' AND a.amname = 'btree') s}) > 0,
+		"bt_index_check passes on memtx indexes $when");
+	return;
 }
 
 1;
