@@ -28,6 +28,10 @@
  * no one else stages into it meanwhile, and any abort of a (sub)transaction
  * forgets the count, since what it staged is gone.  A burst of stages in one
  * SQL transaction therefore counts once, not once per record.
+ *
+ * memtx.stage_many stages a JSON array of records through the same path,
+ * StageRecord, one element at a time after checking every element's
+ * arguments; the essay on memtx.stage_many opens its section below.
  */
 #include "proposal.h"
 #include "locks.h"
