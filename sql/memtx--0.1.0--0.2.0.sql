@@ -1149,3 +1149,23 @@ SELECT d.namespace, d.kind, d.subject, d.disposition, d.reason,
        coalesce(d.at, pg_catalog.now())
   FROM memtx.dispositions() d
  ORDER BY d.at NULLS LAST, d.pos NULLS LAST;
+
+-- Set-wise staging (issue "A write path close to PostgreSQL's own floor")
+/*
+ * memtx.stage_many stages a JSON array of records in one call: each element
+ * an object whose keys are memtx.stage's argument names (every one but tx),
+ * an absent key taking stage's default.  Each element goes through the one
+ * stage path, with the same checks and errors (the element's index leads the
+ * error detail); ids come back in element order, and an error stages nothing.
+ */
+CREATE FUNCTION memtx.stage_many(tx bigint, records jsonb)
+    RETURNS SETOF bigint
+    AS 'MODULE_PATHNAME', 'memtx_stage_many'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE ROWS 100
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+    SET enable_bitmapscan = off;
+COMMENT ON FUNCTION memtx.stage_many(bigint, jsonb) IS 'stage a JSON array of records (objects keyed by memtx.stage''s argument names) in an open transaction, all or nothing; returns their ids in array order';
+REVOKE ALL ON FUNCTION memtx.stage_many(bigint, jsonb) FROM PUBLIC;
+-- An agent's API: the function checks the transaction's agent itself.
+GRANT EXECUTE ON FUNCTION memtx.stage_many(bigint, jsonb) TO PUBLIC;

@@ -38,7 +38,12 @@
  *      calls with one key serialize and the second sees the first's log row;
  *      or the proposal lock (stage with a proposal id), exclusive, so two
  *      stages under one id serialize and the second sees the first's record
- *      (a retry) or, when the first rolled back, binds the id itself.
+ *      (a retry) or, when the first rolled back, binds the id itself.  Like
+ *      slot locks (level 4), proposal locks are taken after the namespace's
+ *      proposal-intent lock, shared, in one pass sorted by key (stage_many
+ *      locks the ids of its whole batch before staging any), and above
+ *      LOCK_SLOTS_MAX distinct ids the proposal-intent lock is taken
+ *      exclusive instead, so a batch holds a bounded number of locks.
  *   4. slot locks (commit, resolve): first the namespace's slot-intent
  *      lock, shared, then every slot of the call, exclusive, in one pass
  *      sorted by key, so rival commits serialize without deadlock and the
@@ -60,7 +65,7 @@
  *
  *   call                 0    1    2          3    4    5
  *   begin                s    -    -          -    -    -
- *   stage                s    x    shared     x    -    -
+ *   stage, stage_many    s    x    shared     x    -    -
  *   read, gate           -    -    -          -    -    -
  *   commit               s    x    shared/ex  -    x    x
  *   act                  s    x    shared     x    -    -
@@ -93,8 +98,8 @@
  * locks.
  *
  * All keys live in memtx's own advisory space: field1 the database, field2
- * 'mt' << 16 | kind (slot, namespace, effect key, slot intent, writer, proposal), field3 a
- * 32-bit hash of the names, field4 = 3, which
+ * 'mt' << 16 | kind (slot, namespace, effect key, slot intent, writer, proposal,
+ * proposal intent), field3 a 32-bit hash of the names, field4 = 3, which
  * keeps them apart from pg_advisory_lock's own keys (field4 1 and 2).  A hash
  * collision only makes two unrelated names share a lock: slower, never wrong.
  */
@@ -112,6 +117,7 @@
 #define LOCK_SPACE_SLOT_INTENT	4
 #define LOCK_SPACE_WRITER		5
 #define LOCK_SPACE_PROPOSAL		6
+#define LOCK_SPACE_PROPOSAL_INTENT	7
 
 /*
  * The most slot locks one call takes; above it, the namespace's slot-intent
@@ -211,13 +217,6 @@ LockEffectKey(const char *ns, const char *key)
 	LockKey(LOCK_SPACE_EFFECT, MemtxHashStrings(ns, key, NULL), true);
 }
 
-void
-LockProposal(const char *ns, const char *proposal)
-{
-	Assert(LockNamespaceHeld(ns, false));
-	LockKey(LOCK_SPACE_PROPOSAL, MemtxHashStrings(ns, proposal, NULL), true);
-}
-
 static int
 LockCompareKeys(const void *a, const void *b)
 {
@@ -228,32 +227,72 @@ LockCompareKeys(const void *a, const void *b)
 }
 
 /*
+ * Lock n keys of space (palloc'd; freed here) in one sorted pass of distinct
+ * keys after the intent lock of their namespace, shared; or, above
+ * LOCK_SLOTS_MAX distinct keys, the intent lock exclusive instead.
+ */
+static void
+LockKeysOrIntent(int intent_space, uint32 intent, int space, uint32 *keys, int n)
+{
+	int			nkeys = 0;
+
+	qsort(keys, n, sizeof(uint32), LockCompareKeys);
+	for (int i = 0; i < n; i++)
+		if (i == 0 || keys[i] != keys[i - 1])
+			keys[nkeys++] = keys[i];
+	if (nkeys > LOCK_SLOTS_MAX)
+		LockKey(intent_space, intent, true);
+	else
+	{
+		LockKey(intent_space, intent, false);
+		for (int i = 0; i < nkeys; i++)
+			LockKey(space, keys[i], true);
+	}
+	pfree(keys);
+}
+
+/*
+ * Lock the distinct proposal ids of a call: the proposal-intent lock shared
+ * and each id exclusive, or above LOCK_SLOTS_MAX the proposal-intent lock
+ * exclusive.  Ids an escalated lock of this backend covers take nothing more.
+ */
+void
+LockProposals(const char *ns, char **proposals, int n)
+{
+	uint32		intent = MemtxHashStrings(ns, NULL, NULL);
+	uint32	   *keys;
+
+	Assert(LockNamespaceHeld(ns, false));
+	if (n == 0 || LockKeyHeld(LOCK_SPACE_PROPOSAL_INTENT, intent, true))
+		return;
+	keys = palloc(sizeof(uint32) * n);
+	for (int i = 0; i < n; i++)
+		keys[i] = MemtxHashStrings(ns, proposals[i], NULL);
+	LockKeysOrIntent(LOCK_SPACE_PROPOSAL_INTENT, intent, LOCK_SPACE_PROPOSAL, keys, n);
+}
+
+void
+LockProposal(const char *ns, const char *proposal)
+{
+	char	   *one = unconstify(char *, proposal);
+
+	LockProposals(ns, &one, 1);
+}
+
+/*
  * Lock the distinct slots of the call: the slot-intent lock shared and each
  * slot exclusive, or above LOCK_SLOTS_MAX the slot-intent lock exclusive.
  */
 void
 LockSlots(const char *ns, char **entities, char **attributes, int n)
 {
-	uint32		intent = MemtxHashStrings(ns, NULL, NULL);
 	uint32	   *keys = palloc(sizeof(uint32) * (n + 1));
-	int			nkeys = 0;
 
 	Assert(LockNamespaceHeld(ns, false));
 	for (int i = 0; i < n; i++)
 		keys[i] = MemtxHashStrings(ns, entities[i], attributes[i]);
-	qsort(keys, n, sizeof(uint32), LockCompareKeys);
-	for (int i = 0; i < n; i++)
-		if (i == 0 || keys[i] != keys[i - 1])
-			keys[nkeys++] = keys[i];
-	if (nkeys > LOCK_SLOTS_MAX)
-		LockKey(LOCK_SPACE_SLOT_INTENT, intent, true);
-	else
-	{
-		LockKey(LOCK_SPACE_SLOT_INTENT, intent, false);
-		for (int i = 0; i < nkeys; i++)
-			LockKey(LOCK_SPACE_SLOT, keys[i], true);
-	}
-	pfree(keys);
+	LockKeysOrIntent(LOCK_SPACE_SLOT_INTENT, MemtxHashStrings(ns, NULL, NULL),
+					 LOCK_SPACE_SLOT, keys, n);
 }
 
 /* Whether this backend holds the slot's lock, or its namespace's escalated one. */

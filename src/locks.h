@@ -17,8 +17,9 @@ extern bool LockNamespaceHeld(const char *ns, bool exclusive);
 /* 3. The effect-key lock of act, exclusive. */
 extern void LockEffectKey(const char *ns, const char *key);
 
-/* 3. The proposal lock of stage, exclusive (SPEC §10). */
+/* 3. The proposal lock of stage, exclusive (SPEC §10); a batch's in one sorted pass. */
 extern void LockProposal(const char *ns, const char *proposal);
+extern void LockProposals(const char *ns, char **proposals, int n);
 
 /* 4. Slot locks, exclusive, one sorted pass per call (escalated above a bound). */
 extern void LockSlots(const char *ns, char **entities, char **attributes, int n);

@@ -28,6 +28,10 @@
  * no one else stages into it meanwhile, and any abort of a (sub)transaction
  * forgets the count, since what it staged is gone.  A burst of stages in one
  * SQL transaction therefore counts once, not once per record.
+ *
+ * memtx.stage_many stages a JSON array of records through the same path,
+ * StageRecord, one element at a time after checking every element's
+ * arguments; the essay on memtx.stage_many opens its section below.
  */
 #include "fault.h"
 #include "proposal.h"
@@ -36,12 +40,19 @@
 
 #include "access/detoast.h"
 #include "access/xact.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 #include "utils/rangetypes.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #define MEMTX_MAX_VALUE_BYTES (1024 * 1024)
@@ -375,6 +386,48 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 }
 
 /*
+ * Stage one record into t, whose row and namespace lock the caller holds,
+ * from the arguments of a stage call (checked by StageCheckArgs); returns its
+ * id, or the original record's when the call retries a bound proposal.
+ */
+static int64
+StageRecord(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a)
+{
+	double		authority;
+	TimestampTz observed = 0;
+	bool		has_observed;
+	int64		id;
+
+	has_observed = StageCheckParents(call, t, a->parents, a->nparents, &observed);
+	if (!PG_ARGISNULL(12))
+	{
+		observed = PG_GETARG_TIMESTAMPTZ(12);
+		has_observed = true;
+	}
+
+	authority = PG_ARGISNULL(5)
+		? memtx_default_authority
+		: StageSourceAuthority(call, PG_GETARG_TEXT_PP(5));
+	if (a->has_head)
+		ProposalCheckHead(t, PG_GETARG_TEXT_PP(1), PG_GETARG_TEXT_PP(2), a->expected_head);
+	if (a->proposal)
+	{
+		ProposalContent c;
+		int64		original;
+
+		StageContent(fcinfo, a, has_observed, observed, &c);
+		original = ProposalFindRetry(call, t, a->proposal, &c);
+		if (original != 0)
+			return original;
+	}
+	StageCheckCount(t);
+
+	id = StageInsert(fcinfo, call, t, a, authority, has_observed ? &observed : NULL);
+	StageCountN++;
+	return id;
+}
+
+/*
  * memtx.stage(tx, entity, attribute, value, kind, source, confidence,
  *             derived_from, scope, readers, writers, valid, observed_at
  *             [, expected_head, proposal]) → bigint
@@ -386,9 +439,6 @@ memtx_stage(PG_FUNCTION_ARGS)
 	MemtxCall	call;
 	MemtxTxn   *t;
 	StageArgs	a;
-	double		authority;
-	TimestampTz observed = 0;
-	bool		has_observed;
 	int64		id;
 
 	StageCheckArgs(fcinfo, &a);
@@ -396,36 +446,321 @@ memtx_stage(PG_FUNCTION_ARGS)
 	MemtxCallBegin(&call);
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
 	LockNamespace(t->namespace, false);
-
-	has_observed = StageCheckParents(&call, t, a.parents, a.nparents, &observed);
-	if (!PG_ARGISNULL(12))
-	{
-		observed = PG_GETARG_TIMESTAMPTZ(12);
-		has_observed = true;
-	}
-
-	authority = PG_ARGISNULL(5)
-		? memtx_default_authority
-		: StageSourceAuthority(&call, PG_GETARG_TEXT_PP(5));
-	if (a.has_head)
-		ProposalCheckHead(t, PG_GETARG_TEXT_PP(1), PG_GETARG_TEXT_PP(2), a.expected_head);
-	if (a.proposal)
-	{
-		ProposalContent c;
-		int64		original;
-
-		StageContent(fcinfo, &a, has_observed, observed, &c);
-		original = ProposalFindRetry(&call, t, a.proposal, &c);
-		if (original != 0)
-		{
-			MemtxCallEnd(&call);
-			PG_RETURN_INT64(original);
-		}
-	}
-	StageCheckCount(t);
-
-	id = StageInsert(fcinfo, &call, t, &a, authority, has_observed ? &observed : NULL);
-	StageCountN++;
+	id = StageRecord(fcinfo, &call, t, &a);
 	MemtxCallEnd(&call);
 	PG_RETURN_INT64(id);
+}
+
+/*
+ * memtx.stage_many — one stage call per element of a JSON array.
+ *
+ * Each element is an object whose keys are memtx.stage's argument names
+ * (every one but tx), read from the catalog together with their types and
+ * defaults, so a key means what the argument means and an absent key takes
+ * the argument's default.  Values convert as jsonb_populate_record converts
+ * them (a JSON string or number through the type's input function, a JSON
+ * array for an array argument, JSON null as SQL NULL), except value, which
+ * is the JSON value itself (null included).  The arguments of every element
+ * are checked before anything is read; then the transaction is loaded and
+ * locked once, the proposal ids of the batch are locked in one sorted pass
+ * (escalated above a bound, locks.c: a batch holds no more locks than one
+ * commit), and each element is staged in order through StageRecord, the one
+ * stage path.  An error names its element in the detail and, like any error,
+ * leaves nothing: the batch is all or nothing.
+ */
+
+/* memtx.stage's signature: argument names, types and evaluated defaults. */
+typedef struct StageSignature
+{
+	int			nargs;
+	Oid		   *types;
+	char	  **names;
+	Datum	   *defaults;
+	bool	   *default_nulls;	/* no default, or a NULL one */
+} StageSignature;
+
+static void
+StageLoadSignature(StageSignature *sig)
+{
+	Oid			fn = LookupFuncName(list_make2(makeString("memtx"), makeString("stage")),
+									-1, NULL, false);
+	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
+	char		modes_unused = 0;
+	char	   *modes = &modes_unused;
+	Datum		d;
+	bool		isnull;
+	List	   *defaults = NIL;
+	ListCell   *lc;
+	int			first;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for function %u", fn);
+	sig->nargs = get_func_arg_info(tup, &sig->types, &sig->names, &modes);
+	sig->defaults = palloc0(sizeof(Datum) * sig->nargs);
+	sig->default_nulls = palloc(sizeof(bool) * sig->nargs);
+	memset(sig->default_nulls, true, sizeof(bool) * sig->nargs);
+	d = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_proargdefaults, &isnull);
+	if (!isnull)
+		defaults = castNode(List, stringToNode(TextDatumGetCString(d)));
+	ReleaseSysCache(tup);
+	first = sig->nargs - list_length(defaults);
+	foreach(lc, defaults)
+	{
+		Expr	   *e = (Expr *) lfirst(lc);
+		Const	   *c = castNode(Const, evaluate_expr(e, exprType((Node *) e),
+													  exprTypmod((Node *) e),
+													  exprCollation((Node *) e)));
+		int			argno = first + foreach_current_index(lc);
+
+		sig->defaults[argno] = c->constvalue;
+		sig->default_nulls[argno] = c->constisnull;
+	}
+}
+
+/* A JSON scalar as a value of type, through the type's input function. */
+static Datum
+StageManyScalar(Oid type, JsonbValue *v)
+{
+	char	   *s;
+	Oid			typinput;
+	Oid			typioparam;
+
+	switch (v->type)
+	{
+		case jbvString:
+			s = pnstrdup(v->val.string.val, v->val.string.len);
+			break;
+		case jbvNumeric:
+			s = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v->val.numeric)));
+			break;
+		case jbvBool:
+			s = v->val.boolean ? "true" : "false";
+			break;
+		default:
+			elog(ERROR, "unexpected jsonb value type %d", (int) v->type);
+	}
+	getTypeInputInfo(type, &typinput, &typioparam);
+	return OidInputFunctionCall(typinput, s, typioparam, -1);
+}
+
+/* The value of key argno of an element, as an argument of its type. */
+static Datum
+StageManyArg(StageSignature *sig, int argno, JsonbValue *v, bool *isnull)
+{
+	Oid			type = sig->types[argno];
+	Oid			elemtype = get_element_type(type);
+	JsonbContainer *c;
+	int			n;
+	Datum	   *elems;
+	bool	   *nulls;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			dims[1];
+	int			lbs[1] = {1};
+
+	*isnull = false;
+	if (type == JSONBOID)
+		return JsonbPGetDatum(JsonbValueToJsonb(v));
+	if (v->type == jbvNull)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	if (v->type != jbvBinary)
+		return StageManyScalar(type, v);
+	c = v->val.binary.data;
+	if (elemtype == InvalidOid || !JsonContainerIsArray(c))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("key \"%s\" takes a JSON %s", sig->names[argno],
+						elemtype == InvalidOid ? "scalar" : "array, a string or null")));
+	n = JsonContainerSize(c);
+	if (n == 0)
+		return PointerGetDatum(construct_empty_array(elemtype));
+	elems = palloc(sizeof(Datum) * n);
+	nulls = palloc(sizeof(bool) * n);
+	for (int i = 0; i < n; i++)
+	{
+		JsonbValue *e = getIthJsonbValueFromContainer(c, i);
+
+		nulls[i] = e->type == jbvNull;
+		if (e->type == jbvBinary)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the elements of key \"%s\" must be JSON scalars", sig->names[argno])));
+		elems[i] = nulls[i] ? (Datum) 0 : StageManyScalar(elemtype, e);
+	}
+	dims[0] = n;
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, elemtype,
+											  typlen, typbyval, typalign));
+}
+
+/*
+ * The arguments of a stage call made of one element of records (a jsonb
+ * container or scalar): its keys over stage's defaults.
+ */
+static FunctionCallInfo
+StageManyCall(StageSignature *sig, Datum tx, JsonbValue *elem)
+{
+	FunctionCallInfo fc = palloc0(SizeForFunctionCallInfo(sig->nargs));
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	JsonbValue	v;
+	char	   *key = NULL;
+
+	if (elem->type != jbvBinary || !JsonContainerIsObject(elem->val.binary.data))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("an element of records is not a JSON object"),
+				 errhint("Each element is an object whose keys are memtx.stage's argument names.")));
+	InitFunctionCallInfoData(*fc, NULL, sig->nargs, InvalidOid, NULL, NULL);
+	fc->args[0].value = tx;
+	fc->args[0].isnull = false;
+	for (int i = 1; i < sig->nargs; i++)
+	{
+		fc->args[i].value = sig->defaults[i];
+		fc->args[i].isnull = sig->default_nulls[i];
+	}
+	it = JsonbIteratorInit(elem->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		int			argno = 0;
+
+		if (tok == WJB_KEY)
+		{
+			key = pnstrdup(v.val.string.val, v.val.string.len);
+			continue;
+		}
+		if (tok != WJB_VALUE)
+			continue;
+		for (int i = 1; i < sig->nargs && argno == 0; i++)
+			if (strcmp(sig->names[i], key) == 0)
+				argno = i;
+		if (argno == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown key \"%s\" in an element of records", key),
+					 errhint("The keys are memtx.stage's argument names, except tx.")));
+		fc->args[argno].value = StageManyArg(sig, argno, &v, &fc->args[argno].isnull);
+	}
+	return fc;
+}
+
+/* Rethrow the error being handled with its element of records named first in the detail. */
+static void
+StageManyRethrow(MemoryContext cxt, int i)
+{
+	ErrorData  *e;
+
+	MemoryContextSwitchTo(cxt);
+	e = CopyErrorData();
+	FlushErrorState();
+	e->detail = e->detail
+		? psprintf("In records[%d]. %s", i, e->detail)
+		: psprintf("In records[%d].", i);
+	ReThrowError(e);
+}
+
+/* Element i of records as a checked stage call (*fc, *a). */
+static void
+StageManyCheck(MemoryContext cxt, int i, StageSignature *sig, Datum tx, Jsonb *records,
+			   FunctionCallInfo *fc, StageArgs *a)
+{
+	PG_TRY();
+	{
+		*fc = StageManyCall(sig, tx, getIthJsonbValueFromContainer(&records->root, i));
+		StageCheckArgs(*fc, a);
+	}
+	PG_CATCH();
+	{
+		StageManyRethrow(cxt, i);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Stage element i of records; returns the record id.  Each element runs in
+ * an SPI connection of its own, so its memory goes with it.
+ */
+static int64
+StageManyStage(MemoryContext cxt, int i, FunctionCallInfo fc, MemtxCall *call, MemtxTxn *t,
+			   StageArgs *a)
+{
+	volatile int64 id = 0;
+
+	PG_TRY();
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		id = StageRecord(fc, call, t, a);
+		SPI_finish();
+	}
+	PG_CATCH();
+	{
+		StageManyRethrow(cxt, i);
+	}
+	PG_END_TRY();
+	return id;
+}
+
+/* memtx.stage_many(tx, records jsonb) → SETOF bigint, the ids in element order */
+PG_FUNCTION_INFO_V1(memtx_stage_many);
+Datum
+memtx_stage_many(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext cxt = CurrentMemoryContext;
+	MemtxCall	call;
+	MemtxTxn   *t;
+	StageSignature sig;
+	Jsonb	   *records;
+	int			n;
+	FunctionCallInfo *calls;
+	StageArgs  *args;
+	char	  **proposals;
+	int			nproposals = 0;
+
+	MemtxRequireArg(fcinfo, 0, "transaction id");
+	MemtxRequireArg(fcinfo, 1, "records");
+	records = PG_GETARG_JSONB_P(1);
+	if (!JB_ROOT_IS_ARRAY(records) || JB_ROOT_IS_SCALAR(records))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("records must be a JSON array"),
+				 errhint("Each element is an object whose keys are memtx.stage's argument names.")));
+	n = JB_ROOT_COUNT(records);
+	if (n > memtx_max_staged)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("records has %d elements, more than memtx.max_staged (%d)", n, memtx_max_staged),
+				 errdetail("memtx.max_staged limits the records one transaction stages."),
+				 errhint("Stage the rest in another transaction.")));
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+
+	MemtxCallBegin(&call);
+	StageLoadSignature(&sig);
+	calls = palloc(sizeof(FunctionCallInfo) * n);
+	args = palloc(sizeof(StageArgs) * n);
+	proposals = palloc(sizeof(char *) * n);
+	for (int i = 0; i < n; i++)
+	{
+		StageManyCheck(cxt, i, &sig, PG_GETARG_DATUM(0), records, &calls[i], &args[i]);
+		if (args[i].proposal)
+			proposals[nproposals++] = args[i].proposal;
+	}
+
+	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
+	LockNamespace(t->namespace, false);
+	LockProposals(t->namespace, proposals, nproposals);
+	for (int i = 0; i < n; i++)
+	{
+		Datum		id = Int64GetDatum(StageManyStage(cxt, i, calls[i], &call, t, &args[i]));
+		bool		isnull = false;
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &id, &isnull);
+	}
+	MemtxCallEnd(&call);
+	return (Datum) 0;
 }

@@ -348,6 +348,15 @@ BEGIN
     RETURN (SELECT count(*) FROM memtx.commit(tx));
 END $$;
 
+-- The transaction row of a floor (scenarios 1 and 2): what memtx.begin inserts.
+CREATE FUNCTION bench.floor_tx(ns text) RETURNS bigint
+LANGUAGE sql SET jit = off AS $$
+    INSERT INTO memtx.transactions (agent, tier, isolation, namespace, snapshot,
+                                    snapshot_xid, snapshot_seq, lease_expires_at)
+    VALUES (current_user, 'medium', 'verified_read', ns, pg_current_snapshot(),
+            pg_current_xact_id(), nextval('memtx.clock'), clock_timestamp() + interval '5 min')
+    RETURNING id $$;
+
 /*
  * Scenario 1's floor: the rows one memtx write leaves, written by plain SQL
  * into the same tables (same indexes, exclusion constraint, foreign keys and
@@ -364,11 +373,7 @@ DECLARE
     rid bigint;
     pos bigint;
 BEGIN
-    INSERT INTO memtx.transactions (agent, tier, isolation, namespace, snapshot,
-                                    snapshot_xid, snapshot_seq, lease_expires_at)
-    VALUES (current_user, 'medium', 'verified_read', ns, pg_current_snapshot(),
-            pg_current_xact_id(), nextval('memtx.clock'), clock_timestamp() + interval '5 min')
-    RETURNING id INTO tx;
+    tx := bench.floor_tx(ns);
     INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, source, authority,
                                confidence, owner, staged_xid, staged_pos)
     VALUES (tx, ns, e, 'a', v, 'bench', 0.8, 0.9, current_user, pg_current_xact_id(),
@@ -390,6 +395,43 @@ BEGIN
     UPDATE memtx.transactions SET status = 'committed', ended_at = clock_timestamp()
      WHERE id = tx;
     RETURN 1;
+END $$;
+
+/*
+ * Scenario 2's floor: the rows of one memtx transaction of n records on
+ * slots e<b+1>..e<b+n>, by plain SQL with no check, set-wise: the
+ * transaction row, the records inserted tentative, one lock for the
+ * namespace's slots (memtx escalates to one above 16 slots), their active
+ * rivals superseded, the records taken through validated to committed with
+ * their positions, the transaction closed.
+ */
+CREATE FUNCTION bench.floor_batch(ns text, b int, n int) RETURNS bigint
+LANGUAGE plpgsql SET jit = off AS $$
+DECLARE
+    tx bigint;
+BEGIN
+    tx := bench.floor_tx(ns);
+    INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, source, authority,
+                               confidence, owner, staged_xid, staged_pos)
+    SELECT tx, ns, 'e' || (b + g), 'a', to_jsonb(g), 'bench', 0.8, 0.9, current_user,
+           pg_current_xact_id(), nextval('memtx.clock')
+      FROM generate_series(1, n) g;
+    PERFORM pg_advisory_xact_lock(hashtext(ns));
+    UPDATE memtx.records r SET state = 'superseded'
+      FROM memtx.records c
+     WHERE c.tx_id = tx
+       AND memtx.slot_key(r.namespace, r.entity, r.attribute) = memtx.slot_key(c.namespace, c.entity, c.attribute)
+       AND memtx.slot_digest(r.namespace, r.entity, r.attribute) = memtx.slot_digest(c.namespace, c.entity, c.attribute)
+       AND r.valid && c.valid AND memtx.is_active(r.state)
+       AND r.namespace = c.namespace AND r.entity = c.entity AND r.attribute = c.attribute;
+    UPDATE memtx.records SET state = 'validated' WHERE tx_id = tx;
+    UPDATE memtx.records
+       SET state = 'committed', committed_xid = pg_current_xact_id(), committed_seq = nextval('memtx.clock'),
+           settled_xid = pg_current_xact_id(), settled_pos = currval('memtx.clock'), verdict = 'committed'
+     WHERE tx_id = tx;
+    UPDATE memtx.transactions SET status = 'committed', ended_at = clock_timestamp()
+     WHERE id = tx;
+    RETURN n;
 END $$;
 
 /*

@@ -6,13 +6,7 @@ SELECT memtx.register_source('crm', 0.8);
 SELECT memtx.register_source('erp', 0.8);
 SELECT memtx.register_source('chat', 0.5);
 CREATE ROLE regress_memtx_prop;
--- pg_temp.fails(sql): SQLSTATE, message and detail of the error sql raises
-CREATE FUNCTION pg_temp.fails(sql text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE d text;
-BEGIN EXECUTE sql; RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
-    RETURN SQLSTATE || ': ' || SQLERRM || ' / ' || coalesce(d, '');
-END $$;
+\i test/sql/include/fails.psql
 CREATE VIEW pg_temp.counts AS
     SELECT (SELECT count(*) FROM memtx.records) AS records, (SELECT count(*) FROM memtx.edges) AS edges,
            (SELECT count(*) FROM memtx.transactions) AS transactions;
