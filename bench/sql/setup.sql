@@ -357,6 +357,20 @@ LANGUAGE sql SET jit = off AS $$
             pg_current_xact_id(), nextval('memtx.clock'), clock_timestamp() + interval '5 min')
     RETURNING id $$;
 
+-- The receipts of a floor's records (what memtx.commit appends): a salt
+-- and a commit receipt per record, unchained, as the pipeline leaves them.
+CREATE FUNCTION bench.floor_receipts(tx bigint) RETURNS void
+LANGUAGE sql SET jit = off AS $$
+    INSERT INTO memtx.record_salts (record_id, salt)
+    SELECT id, uuid_send(gen_random_uuid()) FROM memtx.records WHERE tx_id = tx;
+    INSERT INTO memtx.receipts (namespace, kind, subject, disposition, reason, body, at)
+    SELECT r.namespace, 'commit', r.id, r.verdict::text, NULL,
+           jsonb_build_object('subject_is', 'record', 'tx', r.tx_id, 'record', r.id,
+                              'value_digest', memtx.value_salted_digest(r.id),
+                              'staged_pos', r.staged_pos, 'settled_pos', r.settled_pos),
+           memtx.now()
+      FROM memtx.records r WHERE r.tx_id = tx ORDER BY r.id $$;
+
 /*
  * Scenario 1's floor: the rows one memtx write leaves, written by plain SQL
  * into the same tables (same indexes, exclusion constraint, foreign keys and
@@ -392,6 +406,7 @@ BEGIN
        SET state = 'committed', committed_xid = pg_current_xact_id(), committed_seq = pos,
            settled_xid = pg_current_xact_id(), settled_pos = pos, verdict = 'committed'
      WHERE id = rid;
+    PERFORM bench.floor_receipts(tx);
     UPDATE memtx.transactions SET status = 'committed', ended_at = clock_timestamp()
      WHERE id = tx;
     RETURN 1;
@@ -429,6 +444,7 @@ BEGIN
        SET state = 'committed', committed_xid = pg_current_xact_id(), committed_seq = nextval('memtx.clock'),
            settled_xid = pg_current_xact_id(), settled_pos = currval('memtx.clock'), verdict = 'committed'
      WHERE tx_id = tx;
+    PERFORM bench.floor_receipts(tx);
     UPDATE memtx.transactions SET status = 'committed', ended_at = clock_timestamp()
      WHERE id = tx;
     RETURN n;
