@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""Runs sqlsmith (random SQL) against the fuzzed store, as an agent and as a superuser.
+
+sqlsmith's own errors are expected (it writes random SQL); what counts is
+that no backend crashed: a sentinel connection held open for the whole run
+must survive (a crashed backend makes the postmaster end every other one),
+pg_postmaster_start_time() must not change, and no error of class XX (an
+internal error) may come from a query that calls into schema memtx.
+sqlsmith logs every error with its SQLSTATE into a database of its own
+(--log-to), which is how errors are attributed.
+
+    test/fuzz/smith.py [--seconds N] [--seed N] [--database NAME]
+
+after test/fuzz/fuzz.py made and populated the database (it reuses its
+roles: DATABASE_a is the agent).  CI: --seconds 60 (half as the agent,
+half as a superuser); the long run is --seconds 1200.  Prints one line per
+role and "N passed, N failed" last.
+"""
+
+import argparse
+import collections
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+
+import psycopg
+from psycopg import sql
+
+LOG_SUFFIX = "_smithlog"
+# the tables sqlsmith's --log-to writes to (its documented log schema)
+LOG_SCHEMA = """
+CREATE TABLE instance (id bigserial PRIMARY KEY, rev text, target text, hostname text,
+                       version text, seed text);
+CREATE TABLE error (id bigint REFERENCES instance (id), msg text, query text, target text,
+                    sqlstate text);
+CREATE TABLE stat (id bigint REFERENCES instance (id), generated bigint, level float8,
+                   nodes float8, retries float8, updated timestamptz, impedance jsonb);
+"""
+
+
+def conninfo(**kw):
+    return " ".join("%s=%s" % (k, _q(v)) for k, v in kw.items())
+
+
+def _q(value):
+    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=int, default=60)
+    ap.add_argument("--seed", type=int, default=20261203)
+    ap.add_argument("--database", default="memtx_fuzz")
+    opts = ap.parse_args()
+    agent, log_db = opts.database + "_a", opts.database + LOG_SUFFIX
+    if not shutil.which("sqlsmith"):
+        print("not ok sqlsmith is not installed (Debian package sqlsmith)")
+        print("0 passed, 1 failed")
+        return 1
+
+    password = secrets.token_hex(16)
+    with psycopg.connect(autocommit=True) as admin:
+        admin.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(agent),
+                                                                 sql.Literal(password)))
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(log_db)))
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(log_db)))
+    with psycopg.connect(dbname=log_db, autocommit=True) as log:
+        log.execute(LOG_SCHEMA)
+
+    env = {k: os.environ.get(k) for k in ("PGHOST", "PGPORT", "PGUSER", "PGPASSWORD")}
+    host = dict(host=env["PGHOST"] or "localhost", port=env["PGPORT"] or "5432")
+    targets = [
+        (agent, conninfo(dbname=opts.database, user=agent, password=password, **host)),
+        ("superuser", conninfo(dbname=opts.database, user=env["PGUSER"] or "postgres",
+                               password=env["PGPASSWORD"] or "", **host)),
+    ]
+    logto = conninfo(dbname=log_db, user=env["PGUSER"] or "postgres",
+                     password=env["PGPASSWORD"] or "", **host)
+
+    passed = failed = 0
+    totals = collections.Counter()
+    for n, (who, target) in enumerate(targets):
+        seconds = max(1, opts.seconds // len(targets))
+        sentinel = psycopg.connect(dbname=opts.database, autocommit=True)
+        boot = sentinel.execute("SELECT pg_postmaster_start_time()").fetchone()[0]
+        run = subprocess.run(["timeout", str(seconds), "sqlsmith", "--verbose",
+                              "--target=" + target, "--log-to=" + logto,
+                              "--seed=%d" % (opts.seed + n)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             errors="replace")
+        progress = "".join(line for line in run.stdout.splitlines()
+                           if re.fullmatch(r"[.eCSt]+", line))
+        queries = len(progress)
+        try:
+            same = sentinel.execute("SELECT pg_postmaster_start_time()").fetchone()[0] == boot
+            sentinel.close()
+        except psycopg.Error:
+            same = False
+        with psycopg.connect(dbname=log_db, autocommit=True) as log:
+            inst = log.execute("SELECT max(id) FROM instance").fetchone()[0]
+            states = dict(log.execute("SELECT sqlstate, count(*) FROM error WHERE id = %s "
+                                      "GROUP BY 1", (inst,)).fetchall())
+            internal = log.execute(
+                "SELECT sqlstate, msg, query FROM error WHERE id = %s AND sqlstate LIKE 'XX%%' "
+                "AND query ~* 'memtx\\.' LIMIT 5", (inst,)).fetchall()
+            in_memtx = log.execute("SELECT count(*) FROM error WHERE id = %s "
+                                   "AND query ~* 'memtx\\.'", (inst,)).fetchone()[0]
+            other_xx = log.execute(
+                "SELECT count(*) FROM error WHERE id = %s AND sqlstate LIKE 'XX%%' "
+                "AND query !~* 'memtx\\.'", (inst,)).fetchone()[0]
+        totals["queries"] += queries
+        totals["errors"] += sum(states.values())
+        crashed = not same or "C" in progress
+        totals["crashes"] += crashed
+        started = run.returncode == 124 and queries > 0
+        status = "ok" if started and not crashed and not internal else "not ok"
+        print("%s sqlsmith as %s: %d queries in %d s, %d errors (%d on memtx objects; sqlstates: %s), %s" % (
+            status, who, queries, seconds, sum(states.values()), in_memtx,
+            ", ".join("%s %d" % kv for kv in sorted(states.items(), key=lambda kv: -kv[1])[:8]),
+            "the server restarted or a backend crashed" if crashed else "no crash"))
+        if not started:
+            print("    sqlsmith ended with status %d:\n%s" % (run.returncode, run.stdout[-2000:]))
+        for state, msg, query in internal:
+            print("    %s from a memtx query: %s\n      %s" % (state, msg, query[:2000]))
+        if other_xx:
+            print("    (%d internal errors outside memtx, not counted)" % other_xx)
+        if status == "ok":
+            passed += 1
+        else:
+            failed += 1
+    print("sqlsmith figures: %d queries, %d errors, crashes: %d" % (
+        totals["queries"], totals["errors"], totals["crashes"]))
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
