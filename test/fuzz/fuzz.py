@@ -6,7 +6,8 @@ fuzzed without editing this file; a parameter type with no value generator
 below is reported as a failure, so a new type cannot slip through unfuzzed.
 Each call runs in a transaction of its own (read committed, repeatable
 read, serializable, read only, or inside a savepoint whose error the outer
-transaction survives and commits), as one of four callers (two agents, a
+transaction survives and commits, or chained in savepoints with the same
+caller's next calls in one transaction), as one of four callers (two agents, a
 harness role, a superuser), with arguments built per type: NULL,
 boundaries, NaN and +-Infinity, MB-sized text and jsonb, deep jsonb,
 100k-element arrays, unknown ids, other agents' records and transactions,
@@ -120,13 +121,16 @@ def special_values():
 ENUM_EXTRA = [None, "", "bogus", "COMMITTED"]
 
 # how the SQL transaction around a call starts; "savepoint": the call runs in
-# a subtransaction, and after an error the outer transaction still commits
+# a subtransaction, and after an error the outer transaction still commits;
+# "chain": the same, but the transaction stays open for the caller's next
+# calls (rolled back or not) until another caller or mode comes
 MODES = {
     "read committed": "SET TRANSACTION ISOLATION LEVEL READ COMMITTED",
     "repeatable read": "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
     "serializable": "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
     "read only": "SET TRANSACTION READ ONLY",
     "savepoint": "SAVEPOINT fuzz",
+    "chain": "SAVEPOINT fuzz",
 }
 
 
@@ -297,6 +301,7 @@ class Fuzzer:
         self.violations = collections.defaultdict(list)
         self.deadline = time.monotonic() + max_seconds
         self.covered = set()
+        self.chain = None
         self.store.refresh()
         self.sum = store.checksum()
 
@@ -359,6 +364,8 @@ class Fuzzer:
         return values[1] if values else None
 
     def begin(self, role):
+        if self.chain:
+            self.end_chain()
         conn = self.store.conns[role]
         try:
             tx = conn.execute("SELECT memtx.begin()").fetchone()[0]
@@ -373,6 +380,8 @@ class Fuzzer:
 
     def heal(self):
         """Lift fences the fuzzing put on the callers, so they can go on writing."""
+        if self.chain:
+            self.end_chain()
         conn = self.store.conns["superuser"]
         for role in (AGENT_A, AGENT_B, HARNESS):
             conn.execute("SELECT memtx.unfence(%s)", (role,))
@@ -395,6 +404,8 @@ class Fuzzer:
                 params.append(value)
             parts.append('"%s" => %s' % (name, expr) if named and name else expr)
         query = "SELECT * FROM memtx.%s(%s)" % (func["name"], ", ".join(parts))
+        if self.chain and (self.chain[0] != caller or mode != "chain"):
+            self.end_chain()
         conn = self.store.conns[caller]
         self.calls += 1
         self.covered.add(func["oid"])
@@ -404,6 +415,10 @@ class Fuzzer:
         try:
             conn.execute(MODES[mode])
             conn.execute(query, params).fetchall()
+            if mode == "chain":
+                self.chain = (caller, func["name"], trace)
+                self.states["ok"] += 1
+                return
             if keep:
                 conn.commit()
             else:
@@ -415,6 +430,7 @@ class Fuzzer:
             if state is None or conn.broken:
                 self.states["connection lost"] += 1
                 self.violations[func["name"]].append("connection lost (%s) %s" % (e, trace))
+                self.chain = None
                 self.store.connect()
                 self.sum = self.store.checksum()
                 return
@@ -423,9 +439,12 @@ class Fuzzer:
             if BAD_STATE.match(state) or state == "57014":
                 self.violations[func["name"]].append("%s %s: %s" % (state, msg, trace))
             try:
-                if mode == "savepoint":
+                if mode in ("savepoint", "chain"):
                     # the error rolled back to the savepoint: the rest commits
                     conn.execute("ROLLBACK TO SAVEPOINT fuzz")
+                    if mode == "chain":
+                        self.chain = (caller, func["name"], trace)
+                        return
                     conn.commit()
                 else:
                     conn.rollback()
@@ -440,6 +459,25 @@ class Fuzzer:
         if after != self.sum:
             self.sum = after
             self.store.refresh()
+
+    def end_chain(self):
+        """Commits the transaction a chain of calls left open."""
+        caller, name, trace = self.chain
+        self.chain = None
+        conn = self.store.conns[caller]
+        try:
+            conn.commit()
+        except psycopg.Error as e:
+            if e.sqlstate is None or BAD_STATE.match(e.sqlstate):
+                self.violations[name].append("%s at the commit after a chain of calls "
+                                             "ending with %s" % (e.sqlstate, trace))
+            self.states[e.sqlstate or "connection lost"] += 1
+            if conn.broken:
+                self.store.connect()
+            else:
+                conn.rollback()
+        self.sum = self.store.checksum()
+        self.store.refresh()
 
     # -- the passes -----------------------------------------------------
     def sweep(self, func):
