@@ -35,7 +35,7 @@ invariant check and the restart check.
     test/fuzz/fuzz.py [--seed N] [--examples N] [--database NAME]
 
 connecting as a superuser through the PG* environment.  CI scale is the
-default (--examples 40, about 90 s); the long run is --examples 1500.
+default (--examples 40, about 90 s); the long run is --examples 1000.
 """
 
 import argparse
@@ -302,6 +302,7 @@ class Fuzzer:
         self.deadline = time.monotonic() + max_seconds
         self.covered = set()
         self.chain = None
+        self.by_function = collections.defaultdict(collections.Counter)
         self.store.refresh()
         self.sum = store.checksum()
 
@@ -360,6 +361,8 @@ class Fuzzer:
             return None if typ != "bigint[]" else "{}"
         if typ in self.enums:
             return self.enums[typ][min(1, len(self.enums[typ]) - 1)]
+        if typ == "timestamp with time zone":
+            return "now" if name == "at" else None
         values = self.specials(typ)
         return values[1] if values else None
 
@@ -417,24 +420,24 @@ class Fuzzer:
             conn.execute(query, params).fetchall()
             if mode == "chain":
                 self.chain = (caller, func["name"], trace)
-                self.states["ok"] += 1
+                self.tally(func, "ok")
                 return
             if keep:
                 conn.commit()
             else:
                 conn.rollback()
-            self.states["ok"] += 1
+            self.tally(func, "ok")
         except psycopg.Error as e:
             failed = True
             state = e.sqlstate
             if state is None or conn.broken:
-                self.states["connection lost"] += 1
+                self.tally(func, "connection lost")
                 self.violations[func["name"]].append("connection lost (%s) %s" % (e, trace))
                 self.chain = None
                 self.store.connect()
                 self.sum = self.store.checksum()
                 return
-            self.states[state] += 1
+            self.tally(func, state)
             msg = str(e).splitlines()[0] if str(e) else ""
             if BAD_STATE.match(state) or state == "57014":
                 self.violations[func["name"]].append("%s %s: %s" % (state, msg, trace))
@@ -459,6 +462,10 @@ class Fuzzer:
         if after != self.sum:
             self.sum = after
             self.store.refresh()
+
+    def tally(self, func, outcome):
+        self.states[outcome] += 1
+        self.by_function[func["name"]][outcome] += 1
 
     def end_chain(self):
         """Commits the transaction a chain of calls left open."""
@@ -564,7 +571,7 @@ def main():
     ap.add_argument("--seed", default="20261203",
                     help="hypothesis seed (an integer, or 'random')")
     ap.add_argument("--examples", type=int, default=40,
-                    help="random calls per function (CI: 40; long run: 1500)")
+                    help="random calls per function (CI: 40; long run: 1000)")
     ap.add_argument("--database", default="memtx_fuzz")
     ap.add_argument("--max-seconds", type=float, default=3600,
                     help="stop calling after this long (a safety net, not a budget)")
@@ -617,7 +624,10 @@ def main():
                 print("    " + line)
         else:
             passed += 1
-            print("ok %s: %d calls" % (label, fuzzer.calls - before), flush=True)
+            outcomes = fuzzer.by_function[func["name"]].most_common(6)
+            print("ok %s: %d calls (%s)" % (label, fuzzer.calls - before,
+                                            ", ".join("%s %d" % kv for kv in outcomes)),
+                  flush=True)
 
     broken = store.q("SELECT invariant, record_id, detail FROM memtx.check_invariants()")
     if broken:
