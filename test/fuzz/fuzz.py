@@ -35,7 +35,7 @@ invariant check and the restart check.
     test/fuzz/fuzz.py [--seed N] [--examples N] [--database NAME]
 
 connecting as a superuser through the PG* environment.  CI scale is the
-default (--examples 40, about 90 s); the long run is --examples 1000.
+default (--examples 100, about 90 s); the long run is --examples 1000.
 """
 
 import argparse
@@ -570,8 +570,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", default="20261203",
                     help="hypothesis seed (an integer, or 'random')")
-    ap.add_argument("--examples", type=int, default=40,
-                    help="random calls per function (CI: 40; long run: 1000)")
+    ap.add_argument("--examples", type=int, default=100,
+                    help="random calls per function (CI: 100; long run: 1000)")
     ap.add_argument("--database", default="memtx_fuzz")
     ap.add_argument("--max-seconds", type=float, default=3600,
                     help="stop calling after this long (a safety net, not a budget)")
