@@ -523,12 +523,18 @@ class Fuzzer:
         def calls(data):
             caller = data.draw(st.sampled_from(CALLERS))
             named = data.draw(st.booleans())
+            # half the calls make at most two arguments hostile and keep the rest
+            # plausible, so combinations reach past the first argument check
+            few = data.draw(st.booleans())
+            hostile = data.draw(st.sets(st.integers(0, max(0, len(types) - 1)), max_size=2))
             args = []
             for i, typ in enumerate(types):
                 name = func["names"][i]
                 # the pools change as the store moves on: draw a position, not a
                 # member, so hypothesis sees the same choices on every run
                 source = data.draw(st.sampled_from(["special", "plausible", "store", "omit"]))
+                if few and i not in hostile:
+                    source = "plausible"
                 k = data.draw(st.integers(0, 2 ** 20))
                 pool = self.pool(typ, name, caller)
                 if source == "omit" and named and name and i >= first_default:
