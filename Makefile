@@ -58,7 +58,7 @@ PGTAP_TESTDB     = memtx_pgtap
 # test/tap-count.pl, which also counts the results).
 PG_PROVE ?= pg_prove
 .PHONY: installcheck-pgtap installcheck-dump installcheck-conformance installcheck-bench \
-	installcheck-python installcheck-node
+	installcheck-python installcheck-node installcheck-fuzz
 installcheck-pgtap:
 	$(bindir)/dropdb --if-exists $(PGTAP_TESTDB)
 	$(bindir)/createdb $(PGTAP_TESTDB)
@@ -81,6 +81,11 @@ installcheck-bench:
 # python3-pytest and python3-psycopg (PYTHON=/usr/bin/python3 by default)
 installcheck-python:
 	PATH="$(bindir):$$PATH" bash test/python/run
+
+# every memtx function with hostile arguments (hypothesis, seeded), then
+# sqlsmith as an agent and as a superuser: no crash, no XX000, no partial write
+installcheck-fuzz:
+	PATH="$(bindir):$$PATH" bash test/fuzz/run
 
 # the Node client, the memtx-mcp server and the snippets of "Using memtx from an
 # MCP host", with node --test (npm ci first when node_modules is missing or stale)
