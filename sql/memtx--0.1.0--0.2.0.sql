@@ -1038,16 +1038,14 @@ COMMENT ON FUNCTION memtx.dispositions() IS 'harness audit: every terminal dispo
 REVOKE ALL ON FUNCTION memtx.dispositions() FROM PUBLIC;
 
 -- The digest a receipt keeps of a record's value, defined once: SHA-256 of
--- the record's salt and the value's canonical text, hex; NULL once erased
--- (no salt).
-CREATE FUNCTION memtx.value_salted_digest(record bigint) RETURNS text
-    LANGUAGE sql STABLE PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    RETURN (SELECT encode(sha256(s.salt || convert_to(r.value::text, 'UTF8')), 'hex')
-              FROM memtx.records r JOIN memtx.record_salts s ON s.record_id = r.id
-             WHERE r.id = value_salted_digest.record);
-COMMENT ON FUNCTION memtx.value_salted_digest(bigint) IS 'the salted SHA-256 of a record''s value that its receipts carry (hex; NULL when it has no salt)';
-REVOKE ALL ON FUNCTION memtx.value_salted_digest(bigint) FROM PUBLIC;
+-- the record's salt (memtx.record_salts) and the value's canonical text,
+-- hex; NULL without a salt (erased).  A plain expression, so the planner
+-- inlines it into the statement that joins the salt.
+CREATE FUNCTION memtx.value_salted_digest(salt bytea, value jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN pg_catalog.encode(pg_catalog.sha256(salt || pg_catalog.convert_to(value::text, 'UTF8')), 'hex');
+COMMENT ON FUNCTION memtx.value_salted_digest(bytea, jsonb) IS 'the salted SHA-256 of a record''s value that its receipts carry (hex; NULL without a salt)';
+REVOKE ALL ON FUNCTION memtx.value_salted_digest(bytea, jsonb) FROM PUBLIC;
 
 -- The columns of a receipt as its body repeats them, defined once: the
 -- chainer adds them to the body it hashes, the verifier compares them.  The
@@ -1096,8 +1094,9 @@ BEGIN ATOMIC
                           ELSE EXISTS (SELECT FROM memtx.records x WHERE x.id = c.subject) END
                 THEN pg_catalog.format('names a %s (%s) that does not exist', c.body->>'subject_is', c.subject)
             WHEN c.kind = 'commit'
-                 AND NOT EXISTS (SELECT FROM memtx.records x WHERE x.id = c.subject AND x.erased_at IS NOT NULL)
-                 AND (c.body->>'value_digest') IS DISTINCT FROM memtx.value_salted_digest(c.subject)
+                 AND EXISTS (SELECT FROM memtx.records x LEFT JOIN memtx.record_salts s ON s.record_id = x.id
+                              WHERE x.id = c.subject AND x.erased_at IS NULL
+                                AND (c.body->>'value_digest') IS DISTINCT FROM memtx.value_salted_digest(s.salt, x.value))
                 THEN pg_catalog.format('has a value digest that no longer matches record %s', c.subject)
             END AS detail
           FROM c)
@@ -1145,7 +1144,9 @@ INSERT INTO memtx.receipts (namespace, kind, subject, disposition, reason, body,
 SELECT d.namespace, d.kind, d.subject, d.disposition, d.reason,
        d.body || jsonb_build_object('subject_is', d.subject_is, 'backfilled', true)
               || CASE WHEN d.kind = 'commit' THEN jsonb_build_object('value_digest',
-                    memtx.value_salted_digest(d.subject)) ELSE '{}' END,
+                    (SELECT memtx.value_salted_digest(s.salt, r.value)
+                       FROM memtx.records r JOIN memtx.record_salts s ON s.record_id = r.id
+                      WHERE r.id = d.subject)) ELSE '{}' END,
        coalesce(d.at, pg_catalog.now())
   FROM memtx.dispositions() d
  ORDER BY d.at NULLS LAST, d.pos NULLS LAST;

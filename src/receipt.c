@@ -38,6 +38,7 @@
 #include "fault.h"
 #include "api.h"
 #include "receipt.h"
+#include "record.h"
 
 #include "catalog/pg_type.h"
 #include "common/cryptohash.h"
@@ -76,7 +77,7 @@ ReceiptCommits(int64 *ids, int32 *checks, char **superseded, int n, bool from_ve
 		chd[i] = Int32GetDatum(checks[i]);
 		sud[i] = CStringGetTextDatum(superseded[i]);
 	}
-	values[0] = PointerGetDatum(construct_array(idd, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[0] = RecIdsDatum(idd, n);
 	values[1] = PointerGetDatum(construct_array(chd, n, INT4OID, 4, true, TYPALIGN_INT));
 	values[2] = PointerGetDatum(construct_array(sud, n, TEXTOID, -1, false, TYPALIGN_INT));
 	values[3] = BoolGetDatum(from_verdict);
@@ -95,14 +96,15 @@ ReceiptCommits(int64 *ids, int32 *checks, char **superseded, int n, bool from_ve
 						"       CASE WHEN $4 THEN r.verdict_reason ELSE r.reason END, "
 						"       pg_catalog.jsonb_build_object('subject_is', 'record', 'tx', r.tx_id, "
 						"         'record', r.id, 'record_kind', r.kind, "
-						"         'value_digest', memtx.value_salted_digest(r.id), "
+						"         'value_digest', memtx.value_salted_digest(s.salt, r.value), "
 						"         'staged_pos', r.staged_pos, 'settled_pos', r.settled_pos, "
 						"         'committed_seq', r.committed_seq, 'expected_head', r.expected_head, "
 						"         'checks_passed', u.checks, 'superseded', u.sup::bigint[], "
 						"         'resolved', NOT $4), "
 						"       memtx.now() "
 						"FROM unnest($1, $2, $3) WITH ORDINALITY AS u(id, checks, sup, ord) "
-						"JOIN memtx.records r ON r.id = u.id ORDER BY u.ord",
+						"JOIN memtx.records r ON r.id = u.id "
+						"JOIN memtx.record_salts s ON s.record_id = r.id ORDER BY u.ord",
 						4, types),
 			  values, NULL, 0);
 }
@@ -146,8 +148,7 @@ ReceiptRetract(const char *ns, int64 subject, bool of_tx, MemtxReason reason,
 	values[1] = Int64GetDatum(subject);
 	values[2] = CStringGetTextDatum(MemtxReasonName(reason));
 	values[3] = CStringGetTextDatum(of_tx ? "transaction" : "record");
-	values[4] = PointerGetDatum(construct_array(repaired, nrepaired, INT8OID, 8,
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[4] = RecIdsDatum(repaired, nrepaired);
 	MemtxExec(MemtxPlan(&plan,
 						"INSERT INTO memtx.receipts (namespace, kind, subject, disposition, reason, body, at) "
 						"VALUES ($1, 'retract', $2, 'retracted', $3, "
@@ -303,7 +304,7 @@ ReceiptChainNamespace(const char *ns)
 		hashes[i] = ReceiptBytea(hash);
 		memcpy(prev, hash, PG_SHA256_DIGEST_LENGTH);
 	}
-	values[2] = PointerGetDatum(construct_array(appended, (int) n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[2] = RecIdsDatum(appended, (int) n);
 	values[3] = PointerGetDatum(construct_array(bodies, (int) n, TEXTOID, -1, false, TYPALIGN_INT));
 	values[4] = PointerGetDatum(construct_array(prevs, (int) n, BYTEAOID, -1, false, TYPALIGN_INT));
 	values[5] = PointerGetDatum(construct_array(hashes, (int) n, BYTEAOID, -1, false, TYPALIGN_INT));

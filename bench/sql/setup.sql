@@ -366,10 +366,11 @@ LANGUAGE sql SET jit = off AS $$
     INSERT INTO memtx.receipts (namespace, kind, subject, disposition, reason, body, at)
     SELECT r.namespace, 'commit', r.id, r.verdict::text, NULL,
            jsonb_build_object('subject_is', 'record', 'tx', r.tx_id, 'record', r.id,
-                              'value_digest', memtx.value_salted_digest(r.id),
+                              'value_digest', memtx.value_salted_digest(s.salt, r.value),
                               'staged_pos', r.staged_pos, 'settled_pos', r.settled_pos),
            memtx.now()
-      FROM memtx.records r WHERE r.tx_id = tx ORDER BY r.id $$;
+      FROM memtx.records r JOIN memtx.record_salts s ON s.record_id = r.id
+     WHERE r.tx_id = tx ORDER BY r.id $$;
 
 /*
  * Scenario 1's floor: the rows one memtx write leaves, written by plain SQL
