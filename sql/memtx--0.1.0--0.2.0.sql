@@ -217,6 +217,57 @@ ALTER TABLE memtx.revocation_registry DROP CONSTRAINT revocation_registry_record
 ALTER TABLE memtx.action_log DROP CONSTRAINT action_log_tx_id_fkey, DROP CONSTRAINT action_log_action_id_fkey;
 ALTER TABLE memtx.compensations DROP CONSTRAINT compensations_root_id_fkey, DROP CONSTRAINT compensations_action_id_fkey;
 
+-- Namespace in every key (SPEC §3; docs/SCALING.md)
+/*
+ * The namespace is the unit of consistency and the unit a store is spread
+ * over servers by (docs/SCALING.md): every row of a namespace-scoped table
+ * carries its namespace, every primary, unique and exclusion key names it,
+ * and every reference is checked within it (reference_check below), so no
+ * key or reference spans two namespaces.  Ids stay unique through their
+ * sequences; a key is (id, namespace), the id first, so a lookup by id uses
+ * it.  The registries (sources, tools, role_tiers) and writer_epochs are
+ * role- or store-wide and keep their keys.  test/sql/namespace_keys.sql
+ * asserts all of it from the catalogs.
+ */
+ALTER TABLE memtx.edges ADD COLUMN namespace text;
+ALTER TABLE memtx.read_set ADD COLUMN namespace text;
+ALTER TABLE memtx.revocation_registry ADD COLUMN namespace text;
+ALTER TABLE memtx.rollback_log ADD COLUMN namespace text;
+ALTER TABLE memtx.compensations ADD COLUMN namespace text;
+UPDATE memtx.edges e SET namespace = r.namespace FROM memtx.records r WHERE r.id = e.child;
+UPDATE memtx.read_set s SET namespace = t.namespace FROM memtx.transactions t WHERE t.id = s.tx_id;
+UPDATE memtx.revocation_registry g SET namespace = r.namespace FROM memtx.records r WHERE r.id = g.record_id;
+UPDATE memtx.rollback_log l SET namespace = r.namespace FROM memtx.records r WHERE r.id = l.root_id;
+UPDATE memtx.compensations c SET namespace = r.namespace FROM memtx.records r WHERE r.id = c.action_id;
+ALTER TABLE memtx.edges ALTER COLUMN namespace SET NOT NULL,
+    DROP CONSTRAINT edges_pkey, ADD CONSTRAINT edges_pkey PRIMARY KEY (child, parent, namespace);
+ALTER TABLE memtx.read_set ALTER COLUMN namespace SET NOT NULL,
+    DROP CONSTRAINT read_set_pkey, ADD CONSTRAINT read_set_pkey PRIMARY KEY (tx_id, record_id, namespace);
+ALTER TABLE memtx.revocation_registry ALTER COLUMN namespace SET NOT NULL,
+    DROP CONSTRAINT revocation_registry_pkey,
+    ADD CONSTRAINT revocation_registry_pkey PRIMARY KEY (record_id, namespace);
+ALTER TABLE memtx.rollback_log ALTER COLUMN namespace SET NOT NULL,
+    DROP CONSTRAINT rollback_log_pkey, ADD CONSTRAINT rollback_log_pkey PRIMARY KEY (id, namespace);
+ALTER TABLE memtx.compensations ALTER COLUMN namespace SET NOT NULL,
+    DROP CONSTRAINT compensations_pkey, ADD CONSTRAINT compensations_pkey PRIMARY KEY (id, namespace);
+ALTER TABLE memtx.transactions
+    DROP CONSTRAINT transactions_pkey, ADD CONSTRAINT transactions_pkey PRIMARY KEY (id, namespace);
+ALTER TABLE memtx.action_log
+    DROP CONSTRAINT action_log_pkey, ADD CONSTRAINT action_log_pkey PRIMARY KEY (id, namespace);
+-- single truth within a namespace, the namespace named as itself (a
+-- distributed table's exclusion constraint must compare its distribution
+-- column with =); the slot's bigint key still leads
+ALTER TABLE memtx.records
+    DROP CONSTRAINT records_pkey, ADD CONSTRAINT records_pkey PRIMARY KEY (id, namespace),
+    DROP CONSTRAINT records_single_truth,
+    ADD CONSTRAINT records_single_truth EXCLUDE USING gist (
+        (memtx.slot_key(namespace, entity, attribute)) WITH =,
+        namespace WITH =,
+        (memtx.slot_digest(namespace, entity, attribute)) WITH =,
+        valid WITH &&,
+        (memtx.value_digest(value)) WITH <>)
+        WHERE (state = 'committed' OR state = 'action_safe');
+
 -- The referencing side: the transaction and records a new or changed row
 -- names must exist (and stay, until this transaction ends).
 CREATE FUNCTION memtx.reference_check() RETURNS trigger
@@ -235,19 +286,26 @@ BEGIN
         WHEN 'revocation_registry' THEN recs := ARRAY[NEW.record_id, NEW.root_id];
         WHEN 'compensations' THEN recs := ARRAY[NEW.root_id, NEW.action_id];
     END CASE;
+    -- the named rows must be in the row's own namespace (SPEC §3); a row
+    -- without one is the NOT NULL constraint's to refuse
+    IF NEW.namespace IS NULL THEN
+        RETURN NEW;
+    END IF;
     IF tx IS NOT NULL THEN
-        PERFORM FROM memtx.transactions t WHERE t.id = tx FOR KEY SHARE;
+        PERFORM FROM memtx.transactions t WHERE t.id = tx AND t.namespace = NEW.namespace FOR KEY SHARE;
         IF NOT FOUND AND NOT memtx.copying_into(TG_RELID) THEN
             RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation',
-                MESSAGE = format('a row of %s names transaction %s, which does not exist', TG_TABLE_NAME, tx);
+                MESSAGE = format('a row of %s names transaction %s, which does not exist in namespace %s',
+                                 TG_TABLE_NAME, tx, NEW.namespace);
         END IF;
     END IF;
     FOREACH r IN ARRAY coalesce(recs, '{}') LOOP
         CONTINUE WHEN r IS NULL;
-        PERFORM FROM memtx.records x WHERE x.id = r FOR KEY SHARE;
+        PERFORM FROM memtx.records x WHERE x.id = r AND x.namespace = NEW.namespace FOR KEY SHARE;
         IF NOT FOUND AND NOT memtx.copying_into(TG_RELID) THEN
             RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation',
-                MESSAGE = format('a row of %s names record %s, which does not exist', TG_TABLE_NAME, r);
+                MESSAGE = format('a row of %s names record %s, which does not exist in namespace %s',
+                                 TG_TABLE_NAME, r, NEW.namespace);
         END IF;
     END LOOP;
     RETURN NEW;
@@ -288,7 +346,7 @@ BEGIN
         END IF;
         RETURN NULL;
     END IF;
-    IF TG_OP = 'UPDATE' AND NEW.id = OLD.id THEN
+    IF TG_OP = 'UPDATE' AND NEW.id = OLD.id AND NEW.namespace = OLD.namespace THEN
         RETURN NEW;
     END IF;
     ref := OLD.id;
@@ -317,23 +375,23 @@ REVOKE ALL ON FUNCTION memtx.reference_check() FROM PUBLIC;
 REVOKE ALL ON FUNCTION memtx.reference_guard() FROM PUBLIC;
 REVOKE ALL ON FUNCTION memtx.copying_into(oid) FROM PUBLIC;
 
-CREATE TRIGGER records_references BEFORE INSERT OR UPDATE OF tx_id ON memtx.records
+CREATE TRIGGER records_references BEFORE INSERT OR UPDATE OF tx_id, namespace ON memtx.records
     FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
-CREATE TRIGGER edges_references BEFORE INSERT OR UPDATE OF child, parent ON memtx.edges
+CREATE TRIGGER edges_references BEFORE INSERT OR UPDATE OF child, parent, namespace ON memtx.edges
     FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
-CREATE TRIGGER read_set_references BEFORE INSERT OR UPDATE OF tx_id ON memtx.read_set
+CREATE TRIGGER read_set_references BEFORE INSERT OR UPDATE OF tx_id, namespace ON memtx.read_set
     FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
-CREATE TRIGGER revocation_registry_references BEFORE INSERT OR UPDATE OF record_id, root_id ON memtx.revocation_registry
+CREATE TRIGGER revocation_registry_references BEFORE INSERT OR UPDATE OF record_id, root_id, namespace ON memtx.revocation_registry
     FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
-CREATE TRIGGER action_log_references BEFORE INSERT OR UPDATE OF tx_id, action_id ON memtx.action_log
+CREATE TRIGGER action_log_references BEFORE INSERT OR UPDATE OF tx_id, action_id, namespace ON memtx.action_log
     FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
-CREATE TRIGGER compensations_references BEFORE INSERT OR UPDATE OF root_id, action_id ON memtx.compensations
+CREATE TRIGGER compensations_references BEFORE INSERT OR UPDATE OF root_id, action_id, namespace ON memtx.compensations
     FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
-CREATE TRIGGER transactions_referenced BEFORE DELETE OR UPDATE OF id ON memtx.transactions
+CREATE TRIGGER transactions_referenced BEFORE DELETE OR UPDATE OF id, namespace ON memtx.transactions
     FOR EACH ROW EXECUTE FUNCTION memtx.reference_guard();
 CREATE TRIGGER transactions_referenced_truncate BEFORE TRUNCATE ON memtx.transactions
     FOR EACH STATEMENT EXECUTE FUNCTION memtx.reference_guard();
-CREATE TRIGGER records_referenced BEFORE DELETE OR UPDATE OF id ON memtx.records
+CREATE TRIGGER records_referenced BEFORE DELETE OR UPDATE OF id, namespace ON memtx.records
     FOR EACH ROW EXECUTE FUNCTION memtx.reference_guard();
 CREATE TRIGGER records_referenced_truncate BEFORE TRUNCATE ON memtx.records
     FOR EACH STATEMENT EXECUTE FUNCTION memtx.reference_guard();
@@ -726,7 +784,8 @@ CREATE TABLE memtx.history (
     state     memtx.state NOT NULL,
     reason    text,
     at        timestamptz NOT NULL,
-    pos       bigint NOT NULL
+    pos       bigint NOT NULL,
+    namespace text NOT NULL
 );
 -- a record's history in order; not unique: positions written by hand (a
 -- direct INSERT of a record, a restored store) need not be
@@ -737,7 +796,7 @@ REVOKE ALL ON memtx.history FROM PUBLIC;
 GRANT SELECT ON memtx.history TO PUBLIC;
 ALTER TABLE memtx.history ENABLE ROW LEVEL SECURITY;
 CREATE POLICY history_readable ON memtx.history FOR SELECT
-    USING (EXISTS (SELECT 1 FROM memtx.records r WHERE r.id = record_id));
+    USING (EXISTS (SELECT 1 FROM memtx.records r WHERE r.id = record_id AND r.namespace = history.namespace));
 SELECT pg_catalog.pg_extension_config_dump('memtx.history', '');
 
 WITH staged AS (
@@ -745,11 +804,12 @@ WITH staged AS (
            (SELECT l.pos FROM memtx.rollback_log l WHERE l.record_id = r.id ORDER BY l.pos DESC LIMIT 1) AS repair_pos,
            (SELECT l.logged_at FROM memtx.rollback_log l WHERE l.record_id = r.id ORDER BY l.pos DESC LIMIT 1) AS repaired_at
       FROM memtx.records r)
-INSERT INTO memtx.history (record_id, state, reason, at, pos)
-SELECT s.id, s.staged_state, NULL, s.created_at, s.staged_pos FROM staged s
+INSERT INTO memtx.history (record_id, state, reason, at, pos, namespace)
+SELECT s.id, s.staged_state, NULL, s.created_at, s.staged_pos, s.namespace FROM staged s
 UNION ALL
 SELECT s.id, s.state, s.reason, coalesce(s.repaired_at, t.ended_at, s.created_at),
-       coalesce(s.repair_pos, CASE WHEN s.settled_pos <> s.staged_pos THEN s.settled_pos END, s.staged_pos)
+       coalesce(s.repair_pos, CASE WHEN s.settled_pos <> s.staged_pos THEN s.settled_pos END, s.staged_pos),
+       s.namespace
   FROM staged s JOIN memtx.transactions t ON t.id = s.tx_id
  WHERE s.state <> s.staged_state;
 
@@ -760,16 +820,16 @@ AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
         IF NOT memtx.copying_into(TG_RELID) THEN
-            INSERT INTO memtx.history (record_id, state, reason, at, pos)
-            SELECT n.id, n.state, n.reason, memtx.now(), n.staged_pos
+            INSERT INTO memtx.history (record_id, state, reason, at, pos, namespace)
+            SELECT n.id, n.state, n.reason, memtx.now(), n.staged_pos, n.namespace
               FROM new_rows n WHERE n.state <> 'validated';
         END IF;
     ELSE
-        INSERT INTO memtx.history (record_id, state, reason, at, pos)
+        INSERT INTO memtx.history (record_id, state, reason, at, pos, namespace)
         SELECT c.id, c.state, c.reason, memtx.now(),
                CASE WHEN c.settled_pos IS DISTINCT FROM c.old_settled_pos THEN c.settled_pos
-                    ELSE pg_catalog.nextval('memtx.clock') END
-          FROM (SELECT n.id, n.state, n.reason, n.settled_pos, o.settled_pos AS old_settled_pos
+                    ELSE pg_catalog.nextval('memtx.clock') END, c.namespace
+          FROM (SELECT n.id, n.state, n.reason, n.settled_pos, o.settled_pos AS old_settled_pos, n.namespace
                   FROM new_rows n JOIN old_rows o ON o.id = n.id
                  WHERE n.state <> 'validated'
                    AND (n.state <> o.state OR n.reason IS DISTINCT FROM o.reason)
@@ -918,8 +978,10 @@ CREATE TABLE memtx.receipt_heads (
 COMMENT ON TABLE memtx.receipt_heads IS 'the last chained receipt of each namespace: its seq and hash';
 
 CREATE TABLE memtx.record_salts (
-    record_id bigint PRIMARY KEY,
-    salt      bytea NOT NULL CHECK (octet_length(salt) >= 16)
+    record_id bigint NOT NULL,
+    namespace text NOT NULL,
+    salt      bytea NOT NULL CHECK (octet_length(salt) >= 16),
+    PRIMARY KEY (record_id, namespace)
 );
 COMMENT ON TABLE memtx.record_salts IS 'the random salt of each record''s value digest in its receipts; memtx.erase deletes it with the value';
 
@@ -1137,9 +1199,9 @@ GRANT EXECUTE ON FUNCTION memtx.chain_receipts(text), memtx.verify_receipts(text
 -- The dispositions made before 0.2.0 get their receipts now, with
 -- `backfilled` in the body, in the order of their time; the first chaining
 -- chains them.  A fresh install has none.
-INSERT INTO memtx.record_salts (record_id, salt)
-SELECT c.subject, pg_catalog.uuid_send(pg_catalog.gen_random_uuid())
-  FROM (SELECT DISTINCT d.subject FROM memtx.dispositions() d WHERE d.kind = 'commit') c;
+INSERT INTO memtx.record_salts (record_id, namespace, salt)
+SELECT c.subject, c.namespace, pg_catalog.uuid_send(pg_catalog.gen_random_uuid())
+  FROM (SELECT DISTINCT d.subject, d.namespace FROM memtx.dispositions() d WHERE d.kind = 'commit') c;
 INSERT INTO memtx.receipts (namespace, kind, subject, disposition, reason, body, at)
 SELECT d.namespace, d.kind, d.subject, d.disposition, d.reason,
        d.body || jsonb_build_object('subject_is', d.subject_is, 'backfilled', true)

@@ -147,9 +147,10 @@ CascadeLog(int64 root, RepairList *l, const char *note, Tuplestorestate *out)
 	values[5] = note ? CStringGetTextDatum(note) : (Datum) 0;
 	nulls[5] = note ? ' ' : 'n';
 	MemtxExec(MemtxPlan(&plan,
-						"INSERT INTO memtx.rollback_log (root_id, record_id, kind, action, reason, note, pos) "
+						"INSERT INTO memtx.rollback_log (root_id, record_id, kind, action, reason, note, pos, namespace) "
 						"SELECT $1, u.id, u.kind::memtx.kind, u.action, u.reason, $6, "
-						"       pg_catalog.nextval('memtx.clock') "
+						"       pg_catalog.nextval('memtx.clock'), "
+						"       (SELECT x.namespace FROM memtx.records x WHERE x.id = $1) "
 						"FROM unnest($2, $3, $4, $5) WITH ORDINALITY AS u(id, kind, action, reason, ord) "
 						"ORDER BY u.ord RETURNING *",
 						6, types),
@@ -274,8 +275,9 @@ CascadeInvalidateViews(int64 root, Datum *ids, int n)
 				   "WHERE id = ANY ($1)",
 				   1, root, ids, n);
 	CascadeExecIds(&registry,
-				   "INSERT INTO memtx.revocation_registry (record_id, root_id) "
-				   "SELECT unnest($1), $2 ON CONFLICT (record_id) DO NOTHING",
+				   "INSERT INTO memtx.revocation_registry (record_id, root_id, namespace) "
+				   "SELECT unnest($1), $2, (SELECT x.namespace FROM memtx.records x WHERE x.id = $2) "
+				   "ON CONFLICT (record_id, namespace) DO NOTHING",
 				   2, root, ids, n);
 }
 
@@ -286,8 +288,8 @@ CascadeCompensate(int64 root, Datum *ids, int n)
 	static SPIPlanPtr compensate;
 
 	CascadeExecIds(&compensate,
-				   "INSERT INTO memtx.compensations (root_id, action_id, tool, compensator, args) "
-				   "SELECT $2, r.id, pg_catalog.substr(r.entity, 6), t.compensator, r.value "
+				   "INSERT INTO memtx.compensations (root_id, action_id, tool, compensator, args, namespace) "
+				   "SELECT $2, r.id, pg_catalog.substr(r.entity, 6), t.compensator, r.value, r.namespace "
 				   "FROM memtx.records r LEFT JOIN memtx.tools t "
 				   "  ON t.name = pg_catalog.substr(r.entity, 6) "
 				   "WHERE r.id = ANY ($1) ORDER BY r.id",

@@ -450,7 +450,7 @@ GateRecordAction(MemtxCall *call, MemtxTxn *t, const char *tool, Datum args,
 	static SPIPlanPtr record;
 	static SPIPlanPtr edges;
 	static const Oid record_types[] = {INT8OID, TEXTOID, TEXTOID, JSONBOID, FLOAT8OID, TEXTOID};
-	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID};
+	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID, TEXTOID};
 	Datum		values[6];
 	char		entity[300];
 	int64		action_id;
@@ -478,10 +478,11 @@ GateRecordAction(MemtxCall *call, MemtxTxn *t, const char *tool, Datum args,
 	{
 		values[0] = Int64GetDatum(action_id);
 		values[1] = PointerGetDatum(inputs);
+		values[2] = CStringGetTextDatum(t->namespace);
 		MemtxExec(MemtxPlan(&edges,
-							"INSERT INTO memtx.edges (child, parent) "
-							"SELECT DISTINCT $1, unnest($2)",
-							2, edge_types),
+							"INSERT INTO memtx.edges (child, parent, namespace) "
+							"SELECT DISTINCT $1, unnest($2), $3",
+							3, edge_types),
 				  values, NULL, 0);
 	}
 	return action_id;

@@ -371,8 +371,10 @@ ReadSetWrite(int64 tx, const Datum *ids, int n)
 	values[0] = Int64GetDatum(tx);
 	values[1] = RecIdsDatum((Datum *) ids, n);
 	MemtxExec(MemtxPlan(&plan,
-						"INSERT INTO memtx.read_set (tx_id, record_id) "
-						"SELECT $1, unnest($2) ON CONFLICT DO NOTHING",
+						"INSERT INTO memtx.read_set (tx_id, record_id, namespace) "
+						"SELECT $1, unnest($2), "
+						"       (SELECT t.namespace FROM memtx.transactions t WHERE t.id = $1) "
+						"ON CONFLICT DO NOTHING",
 						2, types),
 			  values, NULL, 0);
 }

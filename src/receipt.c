@@ -84,9 +84,10 @@ ReceiptCommits(int64 *ids, int32 *checks, char **superseded, int n, bool from_ve
 
 	/* a record accepted by resolve has its salt from its quarantine already */
 	MemtxExec(MemtxPlan(&salt,
-						"INSERT INTO memtx.record_salts (record_id, salt) "
-						"SELECT u.id, pg_catalog.uuid_send(pg_catalog.gen_random_uuid()) "
-						"FROM unnest($1) AS u(id) ON CONFLICT (record_id) DO NOTHING",
+						"INSERT INTO memtx.record_salts (record_id, namespace, salt) "
+						"SELECT u.id, (SELECT x.namespace FROM memtx.records x WHERE x.id = $1[1]), "
+						"       pg_catalog.uuid_send(pg_catalog.gen_random_uuid()) "
+						"FROM unnest($1) AS u(id) ON CONFLICT (record_id, namespace) DO NOTHING",
 						1, types),
 			  values, NULL, 0);
 	MemtxExec(MemtxPlan(&append,

@@ -329,7 +329,7 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 		FLOAT8OID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID,
 		INT8OID, TEXTOID, INT8OID
 	};
-	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID};
+	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID, TEXTOID};
 	Datum		values[18];
 	char		nulls[18];
 	int64		id;
@@ -376,9 +376,10 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 	{
 		values[0] = Int64GetDatum(id);
 		values[1] = PointerGetDatum(a->parents);
+		values[2] = CStringGetTextDatum(t->namespace);
 		MemtxExec(MemtxPlan(&edges,
-							"INSERT INTO memtx.edges (child, parent) SELECT $1, unnest($2)",
-							2, edge_types),
+							"INSERT INTO memtx.edges (child, parent, namespace) SELECT $1, unnest($2), $3",
+							3, edge_types),
 				  values, NULL, 0);
 		FaultPoint("stage:edges");
 	}

@@ -152,8 +152,8 @@ BEGIN
            pg_current_xact_id(), pos, pg_current_xact_id(), pos,
            pg_current_xact_id(), pos, 'action_safe'
       FROM bench.store_rows(ns, have + 1, n) r;
-    INSERT INTO memtx.edges (child, parent)
-    SELECT first + (i - have - 1), first + (i - have - 2)
+    INSERT INTO memtx.edges (child, parent, namespace)
+    SELECT first + (i - have - 1), first + (i - have - 2), ns
       FROM generate_series(have + 1, n) i
      WHERE i % 10 <> 1 AND i > have + 1;
     IF ns = 'recall' THEN
@@ -203,17 +203,17 @@ BEGIN
            pg_current_xact_id(), pos, 'committed'
       FROM generate_series(0, d) k;
     IF shape = 'chain' THEN
-        INSERT INTO memtx.edges (child, parent)
-        SELECT root + k, root + k - 1 FROM generate_series(1, d) k;
+        INSERT INTO memtx.edges (child, parent, namespace)
+        SELECT root + k, root + k - 1, ns FROM generate_series(1, d) k;
     ELSIF shape = 'fanout' THEN
-        INSERT INTO memtx.edges (child, parent)
-        SELECT root + k, root FROM generate_series(1, d) k;
+        INSERT INTO memtx.edges (child, parent, namespace)
+        SELECT root + k, root, ns FROM generate_series(1, d) k;
     ELSIF shape = 'diamond' THEN
         -- node k (1-based) sits in layer (k-1)/w at position (k-1)%w
-        INSERT INTO memtx.edges (child, parent)
-        SELECT root + k, root FROM generate_series(1, least(d, w)) k;
-        INSERT INTO memtx.edges (child, parent)
-        SELECT DISTINCT root + k, root + p
+        INSERT INTO memtx.edges (child, parent, namespace)
+        SELECT root + k, root, ns FROM generate_series(1, least(d, w)) k;
+        INSERT INTO memtx.edges (child, parent, namespace)
+        SELECT DISTINCT root + k, root + p, ns
           FROM generate_series(w + 1, d) k,
                LATERAL (VALUES (k - w),
                                (((k - 1) / w - 1) * w + ((k - 1) % w + 1) % w + 1)) AS v(p);
@@ -253,10 +253,10 @@ BEGIN
                settled_xid = coalesce(settled_xid, pg_current_xact_id()),
                settled_pos = coalesce(settled_pos, nextval('memtx.clock'))
          WHERE id BETWEEN root AND root + d;
-        INSERT INTO memtx.rollback_log (root_id, record_id, kind, action, reason, note, pos)
+        INSERT INTO memtx.rollback_log (root_id, record_id, kind, action, reason, note, pos, namespace)
         SELECT root, r.id, r.kind, 'revoked',
                CASE WHEN r.id = root THEN 'bench' ELSE 'revoked_parent' END,
-               CASE WHEN r.id = root THEN 'bench' END, nextval('memtx.clock')
+               CASE WHEN r.id = root THEN 'bench' END, nextval('memtx.clock'), r.namespace
           FROM memtx.records r
          WHERE r.id BETWEEN root AND root + d
          ORDER BY r.id;
@@ -361,8 +361,8 @@ LANGUAGE sql SET jit = off AS $$
 -- and a commit receipt per record, unchained, as the pipeline leaves them.
 CREATE FUNCTION bench.floor_receipts(tx bigint) RETURNS void
 LANGUAGE sql SET jit = off AS $$
-    INSERT INTO memtx.record_salts (record_id, salt)
-    SELECT id, uuid_send(gen_random_uuid()) FROM memtx.records WHERE tx_id = tx;
+    INSERT INTO memtx.record_salts (record_id, namespace, salt)
+    SELECT id, namespace, uuid_send(gen_random_uuid()) FROM memtx.records WHERE tx_id = tx;
     INSERT INTO memtx.receipts (namespace, kind, subject, disposition, reason, body, at)
     SELECT r.namespace, 'commit', r.id, r.verdict::text, NULL,
            jsonb_build_object('subject_is', 'record', 'tx', r.tx_id, 'record', r.id,

@@ -51,7 +51,7 @@ SELECT count(*) FROM pg_temp.chain(:tx, 'reg', 500, NULL);
 SELECT state, count(*) FROM memtx.commit(:tx) GROUP BY state;
 SELECT id AS reg_root FROM memtx.records WHERE entity = 'reg1' \gset
 SELECT id AS reg_tail FROM memtx.records WHERE entity = 'reg500' \gset
-INSERT INTO memtx.revocation_registry (record_id, root_id) VALUES (:reg_root, :reg_root);
+INSERT INTO memtx.revocation_registry (record_id, root_id, namespace) VALUES (:reg_root, :reg_root, 'default');
 SELECT memtx.begin() AS tx \gset
 SELECT count(*) FROM pg_temp.chain(:tx, 'under', 3, :reg_tail);
 SELECT r.entity, c.state, c.reason

@@ -24,7 +24,7 @@ SELECT record_id, state FROM memtx.commit(1);
 -- the same SQL transaction, so the state is made here with direct writes, as superuser):
 -- g1 and g2 revoked, g3 listed in the revocation registry while still active.
 UPDATE memtx.records SET state = 'revoked', reason = 'revoked' WHERE id IN (1, 3);
-INSERT INTO memtx.revocation_registry (record_id, root_id) VALUES (6, 6);
+INSERT INTO memtx.revocation_registry (record_id, root_id, namespace) VALUES (6, 6, 'default');
 -- g4 merely superseded: not a dependency failure (verified_read hides its descendants)
 SELECT memtx.begin() AS tx;   -- 2
 SELECT memtx.stage(2, 'g4', 'a', '2', source => 'crm');                   -- 15

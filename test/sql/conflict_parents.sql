@@ -41,7 +41,7 @@ SELECT * FROM memtx.commit(4);
 -- a registry-listed parent that is still active is a revoked parent too
 SELECT memtx.begin() AS tx;   -- 5
 SELECT memtx.stage(5, 'c10', 'a', '1', derived_from => ARRAY[14]);           -- 18
-INSERT INTO memtx.revocation_registry (record_id, root_id) VALUES (14, 14);
+INSERT INTO memtx.revocation_registry (record_id, root_id, namespace) VALUES (14, 14, 'default');
 SELECT * FROM memtx.commit(5);
 DELETE FROM memtx.revocation_registry WHERE record_id = 14;
 

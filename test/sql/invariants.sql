@@ -108,7 +108,7 @@ BEGIN;
 SELECT memtx.begin('medium') AS t5 \gset
 SELECT memtx.stage(:t5, 'order:900', 'grandchild', '1', derived_from => ARRAY[:c2]) AS g1 \gset
 SELECT record_id, state FROM memtx.commit(:t5);
-INSERT INTO memtx.revocation_registry (record_id, root_id) VALUES (:b2, :b2);
+INSERT INTO memtx.revocation_registry (record_id, root_id, namespace) VALUES (:b2, :b2, 'default');
 SELECT invariant, record_id, detail FROM memtx.check_invariants();
 ROLLBACK;
 

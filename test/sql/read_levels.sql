@@ -39,7 +39,7 @@ SELECT memtx.stage(9, 'b', 'x', '44');                                 -- 12 riv
 SELECT memtx.stage(9, 'b2', 'x', '5');                                 -- 13 same value as b2
 SELECT memtx.stage(9, 'd2', 'x', '88', valid => '[2000-01-01 00:00+00, 2000-01-02 00:00+00)');  -- 14
 -- ... and the revocation-registry rule: c1 awaits rebuild, so c2 is not causally stable
-INSERT INTO memtx.revocation_registry (record_id, root_id) VALUES (6, 6);
+INSERT INTO memtx.revocation_registry (record_id, root_id, namespace) VALUES (6, 6, 'default');
 SELECT id, entity, state FROM memtx.records ORDER BY id;
 SELECT l AS level, pg_temp.sees(l) FROM unnest(enum_range(NULL::memtx.isolation)) l;
 

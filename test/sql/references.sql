@@ -23,16 +23,24 @@ SELECT memtx.stage(:tx, 'order:1', 'summary', '"yes"', kind => 'summary', derive
 -- the referencing side: a row naming a missing transaction or record is refused
 SELECT pg_temp.try(format($$INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, authority, confidence, owner, staged_xid, staged_pos)
                             VALUES (%s, 'default', 'e', 'a', '1', 0.5, 1, current_user, pg_current_xact_id(), 0)$$, :tx + 100));
-SELECT pg_temp.try(format('INSERT INTO memtx.edges VALUES (%s, %s)', :b + 100, :a));
-SELECT pg_temp.try(format('INSERT INTO memtx.edges VALUES (%s, 0)', :b));
-SELECT pg_temp.try(format('INSERT INTO memtx.read_set VALUES (%s, %s)', :tx + 100, :a));
-SELECT pg_temp.try(format('INSERT INTO memtx.revocation_registry (record_id, root_id) VALUES (%s, %s)', :a, :b + 100));
-SELECT pg_temp.try(format('INSERT INTO memtx.compensations (root_id, action_id, tool) VALUES (%s, %s, %L)', :b + 100, :a, 'refund'));
+SELECT pg_temp.try(format('INSERT INTO memtx.edges VALUES (%s, %s, %L)', :b + 100, :a, 'default'));
+SELECT pg_temp.try(format('INSERT INTO memtx.edges VALUES (%s, 0, %L)', :b, 'default'));
+SELECT pg_temp.try(format('INSERT INTO memtx.read_set VALUES (%s, %s, %L)', :tx + 100, :a, 'default'));
+SELECT pg_temp.try(format('INSERT INTO memtx.revocation_registry (record_id, root_id, namespace) VALUES (%s, %s, %L)', :a, :b + 100, 'default'));
+SELECT pg_temp.try(format('INSERT INTO memtx.compensations (root_id, action_id, tool, namespace) VALUES (%s, %s, %L, %L)', :b + 100, :a, 'refund', 'default'));
 SELECT pg_temp.try(format($$INSERT INTO memtx.action_log (tx_id, namespace, tool, reversible, allowed, action_id, gate_snapshot, gate_xid, gate_pos)
                             VALUES (%s, 'default', 't', false, true, %s, pg_current_snapshot(), pg_current_xact_id(), 0)$$, :tx, :b + 100));
 SELECT pg_temp.try(format('UPDATE memtx.edges SET parent = %s WHERE child = %s', :b + 100, :b));
+-- a row names only rows of its own namespace (SPEC §3): a transaction or
+-- record of another namespace is refused like a missing one
+SELECT memtx.begin(namespace => 'elsewhere') AS other_tx \gset
+SELECT memtx.stage(:other_tx, 'order:9', 'eligible', 'true') AS other \gset
+SELECT pg_temp.try(format('INSERT INTO memtx.edges VALUES (%s, %s, %L)', :b, :other, 'default'));
+SELECT pg_temp.try(format('INSERT INTO memtx.read_set VALUES (%s, %s, %L)', :other_tx, :a, 'default'));
+SELECT pg_temp.try(format('UPDATE memtx.edges SET namespace = %L WHERE child = %s', 'elsewhere', :b));
+SELECT pg_temp.try(format('UPDATE memtx.transactions SET namespace = %L WHERE id = %s', 'elsewhere', :tx));
 -- and one naming what exists is taken (a null action_id names nothing)
-SELECT pg_temp.try(format('INSERT INTO memtx.read_set VALUES (%s, %s)', :tx, :b));
+SELECT pg_temp.try(format('INSERT INTO memtx.read_set VALUES (%s, %s, %L)', :tx, :b, 'default'));
 SELECT pg_temp.try(format($$INSERT INTO memtx.action_log (tx_id, namespace, tool, reversible, allowed, gate_snapshot, gate_xid, gate_pos)
                             VALUES (%s, 'default', 't', false, false, pg_current_snapshot(), pg_current_xact_id(), 0)$$, :tx));
 
@@ -51,8 +59,8 @@ SELECT pg_temp.try(format('SELECT memtx.stage(%s, %L, %L, %L, derived_from => AR
 
 -- COPY FROM, how pg_restore loads the store, is not checked: in a parallel
 -- restore the referenced rows may arrive later
-COPY memtx.edges (child, parent) FROM stdin;
-1000	999
+COPY memtx.edges (child, parent, namespace) FROM stdin;
+1000	999	default
 \.
 SELECT child, parent FROM memtx.edges WHERE child = 1000;
 -- the exemption holds only while this backend copies into the table
@@ -62,7 +70,7 @@ DELETE FROM memtx.edges WHERE child = 1000;
 -- a superuser's session_replication_role = replica skips the checks, as it
 -- skipped the foreign keys' triggers
 SET session_replication_role = replica;
-SELECT pg_temp.try('INSERT INTO memtx.edges VALUES (1001, 999)');
+SELECT pg_temp.try($$INSERT INTO memtx.edges VALUES (1001, 999, 'default')$$);
 RESET session_replication_role;
 DELETE FROM memtx.edges WHERE child = 1001;
 

@@ -2,14 +2,17 @@
 -- and different values, held by an exclusion constraint.
 \i test/sql/include/prelude.psql
 
+-- a transaction in each namespace the records below are written to (a
+-- record's transaction is of its namespace)
 INSERT INTO memtx.transactions (id, agent, tier, isolation, namespace, snapshot, snapshot_xid, snapshot_seq, lease_expires_at)
-VALUES (1, current_user, 'medium', 'verified_read', 'default', pg_current_snapshot(), pg_current_xact_id(), 0, now() + interval '1 hour');
+SELECT n, current_user, 'medium', 'verified_read', ns, pg_current_snapshot(), pg_current_xact_id(), 0, now() + interval '1 hour'
+  FROM unnest(ARRAY['default', 'tenant-b', 'x', 'xa']) WITH ORDINALITY AS u(ns, n);
 CREATE FUNCTION pg_temp.rec(id bigint, ent text, val jsonb, st memtx.state, v tstzrange DEFAULT '(,)', ns text DEFAULT 'default')
 RETURNS text LANGUAGE sql AS $$
   SELECT pg_temp.try(format(
     'INSERT INTO memtx.records (id, tx_id, namespace, entity, attribute, value, state, authority, confidence, owner, valid, staged_xid, staged_pos)
-     VALUES (%s, 1, %L, %L, ''status'', %L, %L, 0.5, 1, current_user, %L, pg_current_xact_id(), %s)',
-    id, ns, ent, val, st, v, id))
+     VALUES (%s, %s, %L, %L, ''status'', %L, %L, 0.5, 1, current_user, %L, pg_current_xact_id(), %s)',
+    id, (SELECT t.id FROM memtx.transactions t WHERE t.namespace = ns), ns, ent, val, st, v, id))
 $$;
 
 SELECT pg_temp.rec(1, 'order:841', '"eligible"', 'committed');
