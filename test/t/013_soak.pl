@@ -49,6 +49,8 @@ my $bench = IPC::Run::start(
 
 # one long-lived session: batches of calls, its memory measured between them
 my $session = $node->background_psql('postgres');
+# the timeout bounds each query, not the whole session (an hour's run)
+$session->set_query_timer_restart();
 my $memory = q{SELECT sum(total_bytes) FROM pg_backend_memory_contexts};
 my $worker_pid = worker_pid($node);
 my (@mine, @worker);
