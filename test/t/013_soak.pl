@@ -108,5 +108,16 @@ my $dead = $node->safe_psql('postgres', q{
 	  FROM pg_stat_user_tables WHERE schemaname = 'memtx' AND n_live_tup > 1000});
 is($dead, 't', 'no memtx table has more dead rows than live ones');
 
+# the figures of the run, for test/VERIFICATION.md
+diag(sprintf('soak: %d s, %d pgbench transactions, session memory %s, worker memory %s bytes; %s',
+	$seconds, $served // 0, join(' ', @mine[ 0, $half - 1, -1 ]),
+	join(' ', @worker[ 0, int(@worker / 2), -1 ]),
+	$node->safe_psql('postgres', q{
+		SELECT format('%s records, %s transactions, %s receipts; records %s, history %s',
+		              (SELECT count(*) FROM memtx.records), (SELECT count(*) FROM memtx.transactions),
+		              (SELECT count(*) FROM memtx.receipts),
+		              pg_size_pretty(pg_total_relation_size('memtx.records')),
+		              pg_size_pretty(pg_total_relation_size('memtx.history')))})));
+
 $node->stop;
 done_testing();
