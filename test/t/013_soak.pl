@@ -12,6 +12,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use List::Util qw(min);
 use MemtxTest;
 
 my $seconds = $ENV{MEMTX_SOAK_SECONDS} // 30;
@@ -90,8 +91,15 @@ ok($grew < 256 * 1024, "the session's memory is flat ($mine[$half - 1] -> $mine[
 my $log = slurp_file($node->logfile);
 @worker = $log =~ /Grand total: (\d+) bytes/g;
 ok(@worker >= 3, 'the worker reported its memory ' . scalar(@worker) . ' times');
-ok(@worker >= 3 && $worker[-1] - $worker[int(@worker / 2)] < 256 * 1024,
-	"the worker's memory is flat (@{[ $worker[int(@worker / 2)] // '?' ]} -> @{[ $worker[-1] // '?' ]} bytes)");
+# The worker answers the request at its next interrupt check, which may
+# fall inside a cycle, while the cycle's own context holds the batch it
+# expires or chains: a sample is its baseline plus a transient part bounded
+# by the batch.  A leak raises the baseline, so compare the lowest sample of
+# the last third with the lowest of the middle third.
+my $third = int(@worker / 3);
+my ($mid, $last) = (min(@worker[ $third .. 2 * $third - 1 ]), min(@worker[ 2 * $third .. $#worker ]));
+ok(@worker >= 3 && $last - $mid < 256 * 1024,
+	"the worker's memory is flat (lowest $mid -> lowest $last bytes)");
 
 ok( $node->poll_query_until('postgres', "SELECT count(*) = 0 FROM memtx.transactions WHERE status = 'open'"),
 	'the worker expires every abandoned transaction');
@@ -110,8 +118,7 @@ is($dead, 't', 'no memtx table has more dead rows than live ones');
 
 # the figures of the run, for test/VERIFICATION.md
 diag(sprintf('soak: %d s, %d pgbench transactions, session memory %s, worker memory %s bytes; %s',
-	$seconds, $served // 0, join(' ', @mine[ 0, $half - 1, -1 ]),
-	join(' ', @worker[ 0, int(@worker / 2), -1 ]),
+	$seconds, $served // 0, join(' ', @mine[ 0, $half - 1, -1 ]), join(' ', @worker),
 	$node->safe_psql('postgres', q{
 		SELECT format('%s records, %s transactions, %s receipts; records %s, history %s',
 		              (SELECT count(*) FROM memtx.records), (SELECT count(*) FROM memtx.transactions),
