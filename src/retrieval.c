@@ -55,17 +55,42 @@
 /* The largest batch of matches read at once. */
 #define RECALL_MAX_BATCH 4096
 
+/*
+ * The largest query: its text in bytes, and the items (terms and operators)
+ * of its parsed form.  An agent's question is a sentence or a paragraph; a
+ * query of hundreds of thousands of terms would keep a backend busy for
+ * minutes (the index scan compares every term with every other to merge
+ * duplicates), so it is refused like any other over-long argument.
+ */
+#define RECALL_MAX_QUERY_BYTES 65536
+#define RECALL_MAX_QUERY_ITEMS 2048
+
 /* The websearch query of SPEC §14, parsed once per call. */
 static TSQuery
 RecallQuery(Datum query)
 {
 	static Oid	english = InvalidOid;
+	text	   *raw = DatumGetTextPP(query);
+	TSQuery		parsed;
 
+	if (VARSIZE_ANY_EXHDR(raw) > RECALL_MAX_QUERY_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("recall query is too long (%d bytes, at most %d)",
+						(int) VARSIZE_ANY_EXHDR(raw), RECALL_MAX_QUERY_BYTES)));
 	if (!OidIsValid(english))
 		english = get_ts_config_oid(list_make2(makeString("pg_catalog"),
 											   makeString("english")), false);
-	return DatumGetTSQuery(DirectFunctionCall2(websearch_to_tsquery_byid,
-											   ObjectIdGetDatum(english), query));
+	parsed = DatumGetTSQuery(DirectFunctionCall2(websearch_to_tsquery_byid,
+												 ObjectIdGetDatum(english),
+												 PointerGetDatum(raw)));
+	if (parsed->size > RECALL_MAX_QUERY_ITEMS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("recall query has too many terms (%d items, at most %d)",
+						parsed->size, RECALL_MAX_QUERY_ITEMS),
+				 errdetail("A parsed query's items are its terms and the operators between them.")));
+	return parsed;
 }
 
 /*

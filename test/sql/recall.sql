@@ -144,6 +144,8 @@ SELECT count(*) AS no_match FROM memtx.recall(pg_temp.tx('committed_read'), 'zeb
 
 -- 6. errors: k outside 1..1000 is 22003; NULLs 22004; the transaction checks of memtx.read
 SELECT count(*) AS k1000 FROM memtx.recall(pg_temp.tx('committed_read'), 'refund', 1000);
+-- the longest query taken: 1024 terms, 2047 items
+SELECT count(*) AS longest_query FROM memtx.recall(pg_temp.tx('committed_read'), repeat('refund ', 1024));
 SELECT count(*) AS read_set_before FROM memtx.read_set \gset
 SELECT pg_temp.try(format('SELECT * FROM memtx.recall(%s, %L, %s)', pg_temp.tx('committed_read'), 'refund', k))
   FROM unnest(ARRAY[0, -1, 1001, 2147483647]) k;
@@ -151,6 +153,10 @@ SELECT pg_temp.try('SELECT * FROM memtx.recall(NULL, ''refund'')');
 SELECT pg_temp.try(format('SELECT * FROM memtx.recall(%s, NULL)', pg_temp.tx('committed_read')));
 SELECT pg_temp.try(format('SELECT * FROM memtx.recall(%s, ''refund'', NULL)', pg_temp.tx('committed_read')));
 SELECT pg_temp.try('SELECT * FROM memtx.recall(999999, ''refund'')');
+-- an over-long query is 54000, by its text and by its parsed terms (a
+-- query of 860k terms ran past the fuzzer's 60 s statement timeout)
+SELECT pg_temp.try(format('SELECT * FROM memtx.recall(%s, %L)', pg_temp.tx('committed_read'), repeat('refund ', 700000)));
+SELECT pg_temp.try(format('SELECT * FROM memtx.recall(%s, %L)', pg_temp.tx('committed_read'), repeat('a1 ', 1100)));
 SELECT pg_temp.tx('committed_read') AS aborted \gset
 SELECT count(*) FROM memtx.abort(:aborted);
 SELECT pg_temp.try('SELECT * FROM memtx.recall(' || :aborted || ', ''refund'')');
