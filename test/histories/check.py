@@ -24,10 +24,11 @@ record.  "a before b in real time" means S(a) ended before S(b) began.
 
 Properties:
 
-  realtime_order   per slot, the store's settling order (the settled_pos of
-                   each commit receipt, one global clock) respects real time:
-                   a settled before b whenever a's operation completed before
-                   b's was invoked.  With the next property this is the
+  realtime_order   per slot, the store's order of settlings and revocations
+                   (the settled_pos of each commit receipt and the position of
+                   each revocation in memtx.history, one global clock)
+                   respects real time: a comes first whenever a's operation
+                   completed before b's was invoked.  With the next property this is the
                    serial order the acknowledged commits admit.
   slot_replay      replaying each slot's commits and revocations in that
                    order: every commit supersedes exactly the active records
@@ -243,22 +244,36 @@ class Checker:
 
     # -- properties
     def check_realtime_order(self):
+        revoked_at = {h["record_id"]: h["pos"] for h in self.store["history"]
+                      if h["state"] == "revoked"}
+        revoked_by = {}  # record -> the acknowledged revoke that revoked it
+        for o in self.ops:
+            if o["op"] == "revoke" and self.acked(o):
+                for _, rid, _, _ in o["result"]["repaired"]:
+                    revoked_by[rid] = o
         for slot, recs in sorted(self.slot_records().items()):
-            settled = sorted((self.receipt[r["id"]]["pos"], r["id"]) for r in recs
-                             if r["id"] in self.receipt and r["id"] in self.settle)
-            latest = None  # (start, record) with the greatest start so far
-            for _, rid in settled:
+            # (position, what, start, end, ops): settlings and revocations
+            events = []
+            for r in recs:
+                rid = r["id"]
+                if rid in self.receipt and rid in self.settle:
+                    start, end, ops = self.settle[rid]
+                    events.append((self.receipt[rid]["pos"], "settling of %d" % rid,
+                                   start, end, ops))
+                if rid in revoked_by and rid in revoked_at:
+                    o = revoked_by[rid]
+                    events.append((revoked_at[rid], "revocation of %d" % rid,
+                                   o["invoke_t"], o["complete_t"], [o]))
+            latest = None  # the event with the greatest start so far
+            for event in sorted(events, key=lambda e: e[0]):
                 self.count("realtime_order")
-                start, end, ops = self.settle[rid]
-                if latest and end < latest[0]:
-                    other = latest[1]
+                if latest and event[3] < latest[2]:
                     self.fail("realtime_order",
-                              "slot %s: record %d settled before record %d in the store, but %d's "
-                              "operation completed before %d's was invoked"
-                              % ("/".join(slot), other, rid, rid, other),
-                              *(ops + self.settle[other][2]))
-                if latest is None or start > latest[0]:
-                    latest = (start, rid)
+                              "slot %s: the %s comes before the %s in the store, but the latter's "
+                              "operation completed before the former's was invoked"
+                              % ("/".join(slot), latest[1], event[1]), *(event[4] + latest[4]))
+                if latest is None or event[2] > latest[2]:
+                    latest = event
 
     def check_slot_replay(self):
         revoked_at = {h["record_id"]: h["pos"] for h in self.store["history"]
