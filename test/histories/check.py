@@ -82,6 +82,7 @@ by the first call, which is checked).
 """
 
 import argparse
+import heapq
 import json
 import sys
 
@@ -130,6 +131,22 @@ def load_store(conn, ns):
 
 
 # ---------------------------------------------------------------- the checker
+
+def covering(queries, items):
+    """Yields (operation, [payload]) for each operation of queries and the
+    items (begin, end, payload) with begin < invoke_t and complete_t < end:
+    a sweep in invocation order that drops an item once it ended before an
+    invocation, so it costs what is alive at each moment, not a product."""
+    items = sorted(items, key=lambda i: i[0])
+    alive, k = [], 0
+    for o in sorted(queries, key=lambda o: o["invoke_t"]):
+        while k < len(items) and items[k][0] < o["invoke_t"]:
+            heapq.heappush(alive, (items[k][1], k, items[k][2]))
+            k += 1
+        while alive and alive[0][0] <= o["invoke_t"]:
+            heapq.heappop(alive)
+        yield o, [p for end, _, p in alive if o["complete_t"] < end]
+
 
 class Checker:
     def __init__(self, ops, store):
@@ -470,6 +487,7 @@ class Checker:
             life = self.tentative_life(rid)
             if life:
                 lives[rid] = life
+        allowed = []
         for o in self.ops:
             if o["op"] not in ("gate", "act") or not self.acked(o):
                 continue
@@ -482,10 +500,7 @@ class Checker:
                 continue
             self.count("gate_sound")
             if res["allowed"]:
-                for rid, (s, e, _, _) in sorted(lives.items()):
-                    if s < o["invoke_t"] and o["complete_t"] < e:
-                        self.fail("gate_sound", "%s allowed while record %d was in flight for "
-                                  "the whole call" % (o["op"], rid), o, self.staged_by[rid])
+                allowed.append(o)
             elif res["reason"] == "in_flight_tentative":
                 for rid in res["blockers"]:
                     life = lives.get(rid)
@@ -496,6 +511,10 @@ class Checker:
                         self.fail("gate_sound", "blocker %d was never in flight (made by %s)"
                                   % (rid, self.staged_by.get(rid, {}).get("op", "nothing")),
                                   o, *([self.staged_by[rid]] if rid in self.staged_by else []))
+        for o, rids in covering(allowed, [(s, e, rid) for rid, (s, e, _, _) in lives.items()]):
+            for rid in sorted(rids):
+                self.fail("gate_sound", "%s allowed while record %d was in flight for the whole "
+                          "call" % (o["op"], rid), o, self.staged_by[rid])
 
     def ended_at(self, rid):
         """(earliest start, earliest completion) of an operation that ended record rid."""
@@ -522,10 +541,8 @@ class Checker:
         return (min(starts), min(ends))
 
     def check_read_fresh(self):
-        slots = self.slot_records()
-        for o in self.ops:
-            if o["op"] != "read" or not self.acked(o):
-                continue
+        reads = [o for o in self.ops if o["op"] == "read" and self.acked(o)]
+        for o in reads:
             got = {rid for rid, _ in o["result"]}
             self.count("read_fresh", len(got))
             for rid in sorted(got):
@@ -539,15 +556,18 @@ class Checker:
                 elif self.ended_at(rid)[1] < o["invoke_t"]:
                     self.fail("read_fresh", "read returned record %d after it had been "
                               "superseded or revoked" % rid, o)
-            for r in slots.get(tuple(o["args"]["slot"]), []):
-                s = self.settle.get(r["id"])
-                if r["verdict"] not in ACTIVE or not s:
-                    continue
-                if s[1] < o["invoke_t"] and self.ended_at(r["id"])[0] > o["complete_t"]:
-                    self.count("read_fresh")
-                    if r["id"] not in got:
-                        self.fail("read_fresh", "read missed record %d, committed before it "
-                                  "began and active throughout" % r["id"], o, *s[2])
+        # every record committed before a read began and certainly active
+        # until it ended must be in it
+        for slot, recs in sorted(self.slot_records().items()):
+            lives = [(self.settle[r["id"]][1], self.ended_at(r["id"])[0], r["id"]) for r in recs
+                     if r["verdict"] in ACTIVE and r["id"] in self.settle]
+            mine = [o for o in reads if tuple(o["args"]["slot"]) == slot]
+            for o, rids in covering(mine, lives):
+                got = {rid for rid, _ in o["result"]}
+                self.count("read_fresh", len(rids))
+                for rid in sorted(set(rids) - got):
+                    self.fail("read_fresh", "read missed record %d, committed before it began "
+                              "and active throughout" % rid, o, *self.settle[rid][2])
 
     def check_invariants(self):
         self.count("invariants")
