@@ -50,7 +50,9 @@ Properties:
                    returned start at its verdict and only move forward in
                    real time (committed -> superseded -> revoked); a retry
                    with the same content is never refused; an id whose calls
-                   all failed is not bound.
+                   all failed is not bound.  Likewise a commit repeated after
+                   a lost reply returns the stored outcome: the same records,
+                   each in its verdict or a later state.
   effect_once      per effect key at most one allowed action in the log; an
                    acknowledged allowed call returned that action; no call
                    was blocked after the key's allowed call had completed.
@@ -131,6 +133,13 @@ def load_store(conn, ns):
 
 
 # ---------------------------------------------------------------- the checker
+
+def follows(verdict, state):
+    """Whether a state may be reported for a record settled with verdict:
+    the verdict itself or a later state (superseded after a commit, revoked)."""
+    return state == verdict or (RANK.get(state, 0) > RANK.get(verdict, 0) and
+                                (verdict in ACTIVE or state == "revoked"))
+
 
 def covering(queries, items):
     """Yields (operation, [payload]) for each operation of queries and the
@@ -426,8 +435,7 @@ class Checker:
             verdict = r["verdict"]
             for o in acks:
                 s = o["result"]["state"]
-                if s != verdict and not (RANK[s] > RANK[verdict] and
-                                         (verdict in ACTIVE or s == "revoked")):
+                if not follows(verdict, s):
                     self.fail("proposal_stable", "proposal %s: verdict %s, a call returned %s"
                               % (pid, verdict, s), o)
             for a in acks:
@@ -436,6 +444,25 @@ class Checker:
                             RANK[b["result"]["state"]] < RANK[a["result"]["state"]]:
                         self.fail("proposal_stable", "proposal %s went back from %s to %s"
                                   % (pid, a["result"]["state"], b["result"]["state"]), a, b)
+
+        # a repeated commit returns the stored outcome
+        commits = {}
+        for o in self.ops:
+            if o["op"] == "commit" and self.acked(o):
+                commits.setdefault(o["args"]["tx"], []).append(o)
+        for tx, ops in sorted(commits.items()):
+            self.count("proposal_stable", len(ops) - 1)
+            ids = {tuple(sorted(v[0] for v in o["result"]["verdicts"])) for o in ops}
+            if len(ids) != 1:
+                self.fail("proposal_stable", "commits of transaction %d returned different "
+                          "records %s" % (tx, sorted(ids)), *ops)
+            for o in ops[1:]:
+                for rid, state, _ in o["result"]["verdicts"]:
+                    r = self.rec.get(rid)
+                    if r is None or not follows(r["verdict"], state):
+                        self.fail("proposal_stable", "a repeated commit of transaction %d "
+                                  "returned %s for record %d, verdict %s"
+                                  % (tx, state, rid, r and r["verdict"]), o)
 
     def decided_here(self, o):
         """The action log row an act operation wrote, or None (a key repeat)."""

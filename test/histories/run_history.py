@@ -110,7 +110,8 @@ class Client(threading.Thread):
         self.dsn = dsn
         self.rng = random.Random(seed * 1000 + n)
         self.conn = None
-        self.open_tx = None  # (tx id, [(record id, slot)]) left open by "open"
+        self.open_tx = None  # the memtx transaction "open" left open
+        self.outcome = None  # of the last operation
         self.error = None
 
     # -- connection
@@ -134,7 +135,9 @@ class Client(threading.Thread):
 
     # -- one logged operation
     def run_op(self, op, args, body):
-        """Runs body(cursor) as op; logs it; returns the result or None."""
+        """Runs body(cursor) as op; logs it; returns the result or None
+        (self.outcome: "ok", "fail", "maybe", or None when not run)."""
+        self.outcome = None
         if self.conn is None and not self.connect():
             return None
         entry = {"client": self.n, "op": op, "args": args,
@@ -155,6 +158,7 @@ class Client(threading.Thread):
                 entry["complete_t"] = time.monotonic()
                 entry["message"] = str(exc).splitlines()[0] if str(exc) else ""
             result = None
+        self.outcome = entry["outcome"]
         self.shared.log(entry)
         return result
 
@@ -268,7 +272,14 @@ class Client(threading.Thread):
             cur.execute("SELECT record_id, action FROM memtx.abort(%s)", (tx,))
             return {"repaired": [list(r) for r in cur.fetchall()]}
 
-        self.run_op(how, {"tx": tx}, body)
+        # a commit or abort whose reply was lost is repeated (commit is
+        # idempotent: the repeat returns the stored outcome)
+        args = {"tx": tx}
+        for _ in range(5):
+            self.run_op(how, args, body)
+            if self.outcome != "maybe":
+                break
+            args = {"tx": tx, "retry": True}
 
     def op_revoke(self):
         seen = self.shared.seen_ids()
