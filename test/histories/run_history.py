@@ -171,7 +171,7 @@ class Client(threading.Thread):
         with self.shared.lock:
             pool = list(self.shared.proposals[-40:])
         if pool and rng.random() < 0.25:
-            pid, args = rng.choice(pool)
+            _, args = rng.choice(pool)
             self.propose(args, "retry")
             return
         args = {"slot": self.slot(), "value": rng.choice(VALUES),
