@@ -93,6 +93,7 @@ class Model:
         self.registry = set()               # §6 revocation registry
         self.txs = {}                       # id -> Tx
         self.effect_keys = {}               # key -> (tool, agent, args, result)
+        self.proposals = {}                 # §10: proposal id -> record id
         self.pos = 0                        # one global order (§1)
         self.seq = 0                        # commit sequence (§3 snapshot)
 
@@ -239,22 +240,23 @@ class Model:
         problems = [] if err is None else [None if err[1] is None
                                            else next(iter(err[1]))]
         t = self.txs[op["tx"]]
-        for p in op["parents"]:
-            if not self.readable(self.records[p], t.agent):
-                problems.append("42704")    # §16: not readable = not existing
-        if op["observed_at"] is not None and op["observed_at"] > self.now:
-            problems.append("22008")        # §16 sources
-        if not 0 <= op["confidence"] <= 1:
-            problems.append(None)           # §4: a specific SQLSTATE, unnamed
+        problems += self.argument_problems(op, t.agent)
         if problems:
             return ("err", None if None in problems else set(problems))
         parents = op["parents"]
-        observed = op["observed_at"]
-        if observed is None:
-            # §4: provenance follows content
-            seen = [self.records[p].observed_at for p in parents
-                    if self.records[p].observed_at is not None]
-            observed = max(seen) if seen else None
+        observed = self.observed(op)
+        head = op.get("expected_head")
+        proposal = op.get("proposal")
+        if proposal is not None and proposal in self.proposals:
+            # §10: a retry of the same content by the same agent returns the
+            # original id and stages nothing; anything else is 23505.
+            # READING §3/§16: a retry writes nothing, yet as a call on the
+            # transaction (not a probe) it renews the lease
+            o = self.records[self.proposals[proposal]]
+            if not self.same_content(o, op, t.agent):
+                return ("err", {"23505"})
+            self.renew(t)
+            return ("ok", o.id)
         self.pos += 1
         r = Record(id=new_id, tx=t.id, owner=t.agent, entity=op["entity"],
                    attribute=op["attribute"], value=op["value"],
@@ -265,11 +267,67 @@ class Model:
                    writers=frozenset(op["writers"] or ()),
                    valid=tuple(op["valid"]) if op["valid"] else (None, None),
                    observed_at=observed, state="tentative", reason=None,
-                   staged_pos=self.pos, committed_seq=None, tool=None)
+                   staged_pos=self.pos, committed_seq=None, tool=None,
+                   expected_head=head, proposal=proposal)
         self.add_record(r, parents)
+        if proposal is not None:
+            self.proposals[proposal] = r.id
         t.staged.append(r.id)
         self.renew(t)
         return ("ok", "id")
+
+    def argument_problems(self, op, agent):
+        """The SQLSTATEs of what is wrong with a stage's (or a propose's)
+        arguments; None stands for a code the SPEC does not name."""
+        problems = []
+        for p in op["parents"]:
+            if not self.readable(self.records[p], agent):
+                problems.append("42704")    # §16: not readable = not existing
+        if op["observed_at"] is not None and op["observed_at"] > self.now:
+            problems.append("22008")        # §16 sources
+        if not 0 <= op["confidence"] <= 1:
+            problems.append(None)           # §4: a specific SQLSTATE, unnamed
+        head = op.get("expected_head")
+        if head not in (None, 0) and not (
+                head in self.records and self.records[head].kind != "tool_action"
+                and self.records[head].entity == op["entity"]
+                and self.records[head].attribute == op["attribute"]
+                and self.readable(self.records[head], agent)):
+            problems.append("22023")        # §10: one error for both cases
+        return problems
+
+    def observed(self, op):
+        """§4: provenance follows content (observed_at inherited)."""
+        if op["observed_at"] is not None:
+            return op["observed_at"]
+        seen = [self.records[p].observed_at for p in op["parents"]
+                if self.records[p].observed_at is not None]
+        return max(seen) if seen else None
+
+    def same_content(self, r, op, agent):
+        """§10: the same agent and what r stores once defaults apply."""
+        return r.owner == agent and (
+            r.entity, r.attribute, r.value, r.kind, r.source, r.confidence,
+            frozenset(self.edges[r.id]), r.scope, r.readers, r.writers,
+            r.valid, r.observed_at, r.expected_head) == (
+            op["entity"], op["attribute"], op["value"], op["kind"],
+            op["source"], op["confidence"], frozenset(op["parents"]),
+            op["scope"], frozenset(op["readers"] or ()),
+            frozenset(op["writers"] or ()),
+            tuple(op["valid"]) if op["valid"] else (None, None),
+            self.observed(op), op.get("expected_head"))
+
+    def head_set(self, r):
+        """§10: the active records on r's slot whose validity overlaps r's,
+        whatever their value."""
+        return {x.id for x in self.records.values()
+                if x.state in ACTIVE and x.id != r.id and x.kind != "tool_action"
+                and x.entity == r.entity and x.attribute == r.attribute
+                and overlaps(x.valid, r.valid)}
+
+    def head_matches(self, r):
+        want = set() if r.expected_head == 0 else {r.expected_head}
+        return self.head_set(r) == want
 
     def add_record(self, r, parents):
         self.records[r.id] = r
@@ -323,7 +381,11 @@ class Model:
                 return "permission_laundering", []
             if p.scope != "public" and not r.readers <= p.readers:
                 return "permission_laundering", []
-        # 3d slot adjudication
+        # 3d slot adjudication; §10: the expected head is its first rule,
+        # and a matching head lifts the snapshot-based staleness rule
+        if r.expected_head is not None and not self.head_matches(r):
+            return "stale_head", []
+        head_ok = r.expected_head is not None
         rivals = [x for x in self.records.values()
                   if x.state in ACTIVE and self.rivals(r, x)]
         outcomes = set()
@@ -331,7 +393,7 @@ class Model:
             # READING §4 3d: "(records committed by the same transaction are
             # never stale to it)" qualifies the snapshot rule only; a rival
             # of the same transaction observed later is stale_late_write
-            if ((x.tx != t.id and x.committed_seq is not None
+            if ((not head_ok and x.tx != t.id and x.committed_seq is not None
                  and x.committed_seq > t.snapshot)
                     or (x.observed_at is not None and r.observed_at is not None
                         and x.observed_at > r.observed_at)):
@@ -400,11 +462,14 @@ class Model:
         other than by committing is repaired with that record as the root."""
         for d in self.descendants(r.id):
             x = self.records[d]
-            if x.kind == "tool_action" and x.state in ACTIVE:
-                # READING §16 "repaired as in §6": the action's own
-                # descendants are then repaired as §6 repairs descendants
+            if x.kind != "tool_action":
+                continue
+            if x.state in ACTIVE:
                 x.state, x.reason = "revoked", "revoked_parent"
-                self.repair_descendants(d)
+            # READING §16 "repaired as in §6": what descends from each action
+            # below the record (one revoked earlier included) is then
+            # repaired as §6 repairs descendants
+            self.repair_descendants(d)
 
     # --- retraction (§6)
 
@@ -480,6 +545,76 @@ class Model:
             return ("err", {"42501"} if self.readable(r, caller)
                     else {"42501", "42704"})
         return ("ok", self.cascade(r.id, "revoked"))
+
+    def op_resolve(self, op, new_id):
+        """§4 3d: the harness settles a needs_review record, and only such a
+        record."""
+        r = self.records[op["record"]]
+        if op["caller"] != "harness":
+            return ("err", {"42501"})       # §7: a harness operation
+        if r.state != "quarantined" or r.reason != "needs_review":
+            return ("err", None)            # READING: the SPEC names no code
+        if not op["accept"]:
+            # READING §4: "reject revokes it, with cascade"; the root's reason
+            # is that of a revoke
+            rows = self.cascade(r.id, "revoked")
+            r.reason = OneOf("revoked", "needs_review")
+            return ("ok", "revoked")
+        if any(self.records[a].state not in ACTIVE
+               for a in self.ancestors(r.id)):
+            return ("err", {"55000"})       # §10: "as for an inactive ancestor"
+        if r.expected_head is not None and not self.head_matches(r):
+            return ("err", {"55000"})       # §10: the head re-checked
+        for x in list(self.records.values()):
+            if x.state in ACTIVE and self.rivals(r, x):
+                x.state = "superseded"
+                x.reason = OneOf(x.reason, None, "superseded")
+        self.seq += 1
+        r.committed_seq = self.seq
+        t = self.txs[r.tx]
+        r.state = "action_safe" if t.tier == "external_action" else "committed"
+        r.reason = OneOf(None, "needs_review")
+        return ("ok", r.state)
+
+    def op_outcome(self, op, new_id):
+        """§10: the proposal's disposition, no row when unknown or not
+        readable by the caller."""
+        rid = self.proposals.get(op["proposal"])
+        if rid is None:
+            return ("ok", [])
+        r = self.records[rid]
+        if op["caller"] != "harness" and not self.readable(r, op["caller"]):
+            return ("ok", [])
+        t = self.txs[r.tx]
+        return ("ok", [(rid, t.id, r.state, r.reason, t.status)])
+
+    def op_propose(self, op, new_id):
+        """§10: begin + stage + commit of one record at the caller's
+        configured tier (the driver configures none: memtx.default_tier,
+        medium)."""
+        # §10: "the checks of §4 come first"
+        problems = self.argument_problems(op, op["caller"])
+        if problems:
+            return ("err", None if None in problems else set(problems))
+        proposal = op.get("proposal")
+        if proposal is not None and proposal in self.proposals:
+            o = self.records[self.proposals[proposal]]
+            if not self.same_content(o, op, op["caller"]):
+                return ("err", {"23505"})
+            t = self.txs[o.tx]
+            return ("ok", (t.id, o.id, o.state, o.reason))
+        if new_id is None:
+            return ("ok", "ids")            # the extension refused it
+        tx_id, rec_id = new_id
+        self.op_begin({"tier": "medium", "agent": op["caller"],
+                       "isolation": None}, tx_id)
+        st = dict(op, tx=tx_id)
+        got = self.op_stage(st, rec_id)
+        if got[0] != "ok":
+            return got
+        rows = self.op_commit({"tx": tx_id, "caller": op["caller"]}, None)[1]
+        rid, state, reason = rows[0]
+        return ("ok", (tx_id, rid, state, reason))
 
     def op_expire(self, op, new_id):
         ids = sorted(t.id for t in self.txs.values() if self.lease_out(t))

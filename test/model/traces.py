@@ -67,6 +67,22 @@ def tsrange(valid):
     return "[%s,%s)" % (ts(lo) or "", ts(hi) or "")
 
 
+# the named arguments stage and propose share
+CONTENT = ("entity => %s, attribute => %s, value => %s::jsonb,"
+           " kind => %s::memtx.kind, source => %s, confidence => %s,"
+           " derived_from => %s::bigint[], scope => %s::memtx.scope,"
+           " readers => %s::text[], writers => %s::text[],"
+           " valid => %s::tstzrange, observed_at => %s::timestamptz,"
+           " expected_head => %s, proposal => %s")
+
+
+def content_args(op):
+    return (op["entity"], op["attribute"], op["value"], op["kind"],
+            op["source"], op["confidence"], op["parents"], op["scope"],
+            op["readers"], op["writers"], tsrange(op["valid"]),
+            ts(op["observed_at"]), op.get("expected_head"), op.get("proposal"))
+
+
 class Mismatch(Exception):
     def __init__(self, step, kind, detail):
         super().__init__("step %d (%s): %s" % (step, kind, detail))
@@ -119,6 +135,8 @@ class Runner:
         """The op with labels replaced by ids, or None when one is gone."""
         out = dict(op)
         try:
+            if op.get("expected_head") not in (None, 0):
+                out["expected_head"] = self.ids[op["expected_head"]]
             for k in ("tx", "record"):
                 if k in op:
                     out[k] = self.ids[op[k]]
@@ -156,17 +174,17 @@ class Runner:
                     if op.get("short_lease"):
                         c.execute("SET memtx.lease_timeout = '%dmin'" % LEASE)
             elif kind == "stage":
-                v = c.execute(
-                    "SELECT memtx.stage(tx => %s, entity => %s, attribute => %s,"
-                    " value => %s::jsonb, kind => %s::memtx.kind, source => %s,"
-                    " confidence => %s, derived_from => %s::bigint[],"
-                    " scope => %s::memtx.scope, readers => %s::text[],"
-                    " writers => %s::text[], valid => %s::tstzrange,"
-                    " observed_at => %s::timestamptz)",
-                    (op["tx"], op["entity"], op["attribute"], op["value"],
-                     op["kind"], op["source"], op["confidence"], op["parents"],
-                     op["scope"], op["readers"], op["writers"],
-                     tsrange(op["valid"]), ts(op["observed_at"]))).fetchone()[0]
+                v = c.execute("SELECT memtx.stage(tx => %s, " + CONTENT + ")",
+                              (op["tx"],) + content_args(op)).fetchone()[0]
+            elif kind == "propose":
+                v = tuple(c.execute(
+                    "SELECT tx_id, record_id, state::text, reason"
+                    " FROM memtx.propose(" + CONTENT + ")",
+                    content_args(op)).fetchone())
+            elif kind == "outcome":
+                v = [tuple(r) for r in c.execute(
+                    "SELECT record_id, tx_id, state::text, reason, tx_status"
+                    " FROM memtx.outcome(%s)", (op["proposal"],))]
             elif kind == "commit":
                 v = [tuple(r) for r in c.execute(
                     "SELECT record_id, state::text, reason FROM memtx.commit(%s)",
@@ -181,6 +199,9 @@ class Runner:
                 v = sorted(r[0] for r in c.execute(
                     "SELECT id FROM memtx.read(%s, %s, %s)",
                     (op["tx"], op["entity"], op["attribute"])))
+            elif kind == "resolve":
+                v = c.execute("SELECT memtx.resolve(%s, %s)::text",
+                              (op["record"], op["accept"])).fetchone()[0]
             elif kind == "expire":
                 v = sorted(r[0] for r in c.execute(
                     "SELECT memtx.expire_transactions()"))
@@ -212,6 +233,8 @@ class Runner:
             return None
         if op["op"] in ("begin", "stage"):
             return got[1]
+        if op["op"] == "propose":
+            return got[1][:2]
         if op["op"] == "act" and got[1][0] and got[1][2] is not None:
             return got[1][2]
         return None
@@ -226,8 +249,16 @@ class Runner:
         pred = self.model.apply(op, nid)
         if nid is not None:
             label = sym["label"]
-            self.ids[label] = nid
-            self.labels["tx" if op["op"] == "begin" else "rec", nid] = label
+            if op["op"] == "propose":
+                # a retry answers with the original ids: labelled already
+                if ("rec", nid[1]) not in self.labels:
+                    self.ids["t" + label[1:]] = nid[0]
+                    self.labels["tx", nid[0]] = "t" + label[1:]
+                    self.ids[label] = nid[1]
+                    self.labels["rec", nid[1]] = label
+            elif ("rec", nid) not in self.labels or op["op"] == "begin":
+                self.ids[label] = nid
+                self.labels["tx" if op["op"] == "begin" else "rec", nid] = label
         self.compare(n, op, pred, got)
         self.compare_state(n, op)
         self.tally(op["op"], got)
@@ -249,6 +280,8 @@ class Runner:
                 cov["%s row %s %s" % (kind, action, reason)] += 1
         elif kind == "expire":
             cov["expire %d" % len(got[1])] += 1
+        elif kind == "resolve":
+            cov["resolve %s" % got[1]] += 1
         else:
             cov[kind] += 1
 
@@ -325,7 +358,7 @@ class Runner:
 class Generator:
     """Draws the next call from the model's state."""
 
-    def __init__(self, rnd, agents, known):
+    def __init__(self, rnd, agents, known, v2):
         self.rnd = rnd
         self.agents = agents
         # known/cross-tx-action-repair.json: an action of one transaction
@@ -333,6 +366,8 @@ class Generator:
         # raw_read pin) is not repaired when that record is quarantined; the
         # CI set leaves such inputs out, --known draws them
         self.known = known
+        self.bound = {}         # proposal id -> the call that bound it
+        self.v2 = v2            # §10: expected heads, proposals, propose
 
     def some(self, items, k):
         items = list(items)
@@ -340,26 +375,36 @@ class Generator:
 
     def next(self, runner, n):
         rnd, m = self.rnd, runner.model
-        lab = runner.labels
+        lab = self.labels = runner.labels
         txs = list(m.txs.values())
         recs = list(m.records.values())
         choice = rnd.choices(
             ("begin", "stage", "commit", "abort", "read", "revoke", "gate",
-             "act", "expire", "tick"),
-            (9, 30, 14, 4, 12, 6, 6, 10, 3, 9))[0]
-        if not txs or choice == "begin":
-            tier = rnd.choice(TIERS)
-            return {"op": "begin", "label": "t%d" % n, "caller": "harness",
-                    "agent": rnd.choice(self.agents), "tier": tier,
-                    "short_lease": rnd.random() < 0.04,
-                    "isolation": (rnd.choice(M.LEVELS) if rnd.random() < 0.3
-                                  else None)}
-        if any(t.short and t.status == "open" for t in txs) and rnd.random() < 0.1:
+             "act", "expire", "tick", "propose", "outcome"),
+            (9, 30, 14, 4, 12, 6, 6, 10, 3, 9, 5, 2) if self.v2
+            else (9, 30, 14, 4, 12, 6, 6, 10, 3, 9, 0, 0))[0]
+        if not txs:
+            choice = "begin"
+        if any(t.short and t.status == "open" for t in txs) and rnd.random() < 0.08:
             return {"op": "wait"}
         if choice == "tick":
             return {"op": "tick", "minutes": rnd.choice((7, 14, 21, 49))}
+        review = [r for r in recs if r.state == "quarantined"
+                  and r.reason == "needs_review"]
+        if review and rnd.random() < 0.3:
+            r = rnd.choice(review if rnd.random() < 0.9 else recs)
+            return {"op": "resolve", "record": lab["rec", r.id],
+                    "caller": "harness" if rnd.random() < 0.9
+                    else rnd.choice(self.agents),
+                    "accept": rnd.random() < 0.6}
         if choice == "expire":
             return {"op": "expire", "caller": "harness"}
+        if choice == "propose" or (choice == "outcome" and not self.bound):
+            return self.content(dict(op="propose", label="r%d" % n,
+                                     caller=rnd.choice(self.agents)), m, recs)
+        if choice == "outcome":
+            return {"op": "outcome", "proposal": rnd.choice(sorted(self.bound)),
+                    "caller": rnd.choice(self.agents + ["harness"])}
         if choice == "revoke" and recs:
             r = rnd.choice(recs)
             p = rnd.random()
@@ -369,6 +414,15 @@ class Generator:
                 caller = r.owner
             return {"op": "revoke", "caller": caller, "record": lab["rec", r.id]}
         opened = [t for t in txs if t.status == "open"]
+        if not opened and choice in ("stage", "read", "abort") and rnd.random() < 0.8:
+            choice = "begin"
+        if choice == "begin":
+            return {"op": "begin", "label": "t%d" % n, "caller": "harness",
+                    "agent": rnd.choice(self.agents),
+                    "tier": rnd.choice(TIERS),
+                    "short_lease": rnd.random() < 0.03,
+                    "isolation": (rnd.choice(M.LEVELS) if rnd.random() < 0.3
+                                  else None)}
         if (choice in ("stage", "read", "abort", "act", "gate") and opened
                 and rnd.random() < 0.93):
             t = rnd.choice(opened)
@@ -399,7 +453,22 @@ class Generator:
                             [r for r in recs if self.known or r.state != "tentative"
                              or r.tx == t.id], rnd.choice((0, 1, 1, 2)))],
                         effect_key=rnd.choice((None, None, "k1", "k2", "k3")))
-        # stage
+        return self.content(dict(base, op="stage", label="r%d" % n), m, recs,
+                            t.agent)
+
+    def content(self, call, m, recs, agent=None):
+        """A stage's (or a propose's) record content, a retry's sometimes."""
+        rnd = self.rnd
+        lab = self.labels
+        agent = agent or call["caller"]
+        if self.v2 and self.bound and rnd.random() < 0.15:
+            # §10: the same proposal again, as it was (a retry) or changed
+            old = self.bound[rnd.choice(sorted(self.bound))]
+            keep = {k: v for k, v in old.items()
+                    if k not in ("op", "label", "caller", "tx")}
+            if rnd.random() < 0.25:
+                keep["value"] = rnd.choice(VALUES)
+            return dict(call, **keep)
         now = m.now
         valid = None
         if rnd.random() < 0.35:
@@ -412,21 +481,39 @@ class Generator:
             observed = now - rnd.choice((0, 10, 50, 200))
             if rnd.random() < 0.03:
                 observed = now + 5
-        readable = [r for r in recs if m.readable(r, t.agent)]
+        readable = [r for r in recs if m.readable(r, agent)]
         pool = readable if rnd.random() < 0.95 else recs
-        return dict(
-            base, op="stage", label="r%d" % n,
-            entity=rnd.choice(ENTITIES), attribute=rnd.choice(ATTRIBUTES),
+        entity, attribute = rnd.choice(ENTITIES), rnd.choice(ATTRIBUTES)
+        head = proposal = None
+        if self.v2 and rnd.random() < 0.3:
+            slot = [r for r in readable if (r.entity, r.attribute) == (
+                entity, attribute) and r.kind != "tool_action"]
+            heads = [r for r in slot if r.state in M.ACTIVE] or slot
+            head = (lab["rec", rnd.choice(heads).id]
+                    if heads and rnd.random() < 0.8 else
+                    lab["rec", rnd.choice(recs).id] if recs and rnd.random() < 0.2
+                    else 0)
+        if self.v2 and rnd.random() < 0.3:
+            proposal = "p%d" % rnd.randint(1, 12)
+        out = dict(
+            call,
+            entity=entity, attribute=attribute,
             value=rnd.choice(VALUES), kind=rnd.choice(KINDS),
-            source=rnd.choice((None, "sensor", "crm", "crm2", "rumor", "blog")),
+            source=rnd.choice((None, "sensor", "crm", "crm2", "crm", "crm2",
+                               "rumor", "blog")),
             confidence=rnd.choice((1.0, 1.0, 0.9, 0.6, 0.59, 0.3) * 5 + (1.5,)),
-            parents=[lab["rec", r.id] for r in self.some(pool, rnd.choice((0, 0, 0, 1, 1, 2)))],
+            parents=[lab["rec", r.id] for r in self.some(
+                pool, rnd.choice((0, 0, 0, 1, 1, 2)))],
             scope=rnd.choice(("private", "shared", "public", "public")),
             readers=(None if rnd.random() < 0.5
                      else self.some(self.agents, rnd.randint(0, 2))),
             writers=(None if rnd.random() < 0.5
                      else self.some(self.agents, rnd.randint(0, 2))),
-            valid=valid, observed_at=observed)
+            valid=valid, observed_at=observed, expected_head=head,
+            proposal=proposal)
+        if proposal is not None and proposal not in self.bound:
+            self.bound[proposal] = out
+        return out
 
 
 def failure_key(e):
@@ -488,6 +575,9 @@ def main():
     ap.add_argument("--database", default="memtx_model",
                     help="made when missing; memtx is dropped and recreated "
                     "in it per trace")
+    ap.add_argument("--v1", action="store_true",
+                    help="leave out §10 (expected heads, proposals, propose, "
+                    "outcome)")
     ap.add_argument("--coverage", action="store_true",
                     help="print how often each outcome was exercised")
     ap.add_argument("--shrink-seconds", type=float, default=60)
@@ -522,7 +612,8 @@ def main():
 
     for i in range(opts.traces):
         rnd = random.Random("%d/%d" % (seed, i))
-        gen = Generator(rnd, agents[:rnd.randint(2, opts.agents)], opts.known)
+        gen = Generator(rnd, agents[:rnd.randint(2, opts.agents)], opts.known,
+                        not opts.v1)
         ops = []
         runner.reset()
         try:
