@@ -557,7 +557,7 @@ class Model:
         if not op["accept"]:
             # READING §4: "reject revokes it, with cascade"; the root's reason
             # is that of a revoke
-            rows = self.cascade(r.id, "revoked")
+            self.cascade(r.id, "revoked")
             r.reason = OneOf("revoked", "needs_review")
             return ("ok", "revoked")
         if any(self.records[a].state not in ACTIVE

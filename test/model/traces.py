@@ -220,11 +220,10 @@ class Runner:
                 v = (a, r, i, sorted(b or []))
             else:
                 raise ValueError(kind)
-        except psycopg.errors.QueryCanceled:
-            raise
-        except psycopg.OperationalError:
-            raise
         except psycopg.Error as e:
+            # a lost connection is no answer of the extension's
+            if c.closed or e.sqlstate is None:
+                raise
             return ("err", e.sqlstate)
         return ("ok", v)
 
