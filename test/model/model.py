@@ -180,8 +180,9 @@ class Model:
         # READING §2/§3: the lease runs on the wall clock (§2 names validity
         # and observation times, not the lease, as judged by memtx.now()).
         # The driver opens some transactions with the shortest lease (1 s),
-        # and a "wait" call sleeps past it: a short lease not renewed since
-        # has run out (every other lease is 30 minutes long)
+        # makes a few calls on them at once with that lease in force, then a
+        # "wait" call sleeps past it: a short lease not renewed since (with
+        # the 30-minute lease of every other call) has run out
         return t.status == "open" and t.expired
 
     # ------------------------------------------------------------- checks
@@ -201,10 +202,10 @@ class Model:
         return None
 
     @staticmethod
-    def renew(t):
-        # the renewing call runs with the 30-minute lease in force
+    def renew(t, op):
+        """§3: a call renews the lease with the value in force for it."""
         if t.status == "open" and not t.expired:
-            t.short = False
+            t.short = bool(op.get("short_lease"))
 
     # -------------------------------------------------------------- calls
 
@@ -255,7 +256,7 @@ class Model:
             o = self.records[self.proposals[proposal]]
             if not self.same_content(o, op, t.agent):
                 return ("err", {"23505"})
-            self.renew(t)
+            self.renew(t, op)
             return ("ok", o.id)
         self.pos += 1
         r = Record(id=new_id, tx=t.id, owner=t.agent, entity=op["entity"],
@@ -273,7 +274,7 @@ class Model:
         if proposal is not None:
             self.proposals[proposal] = r.id
         t.staged.append(r.id)
-        self.renew(t)
+        self.renew(t, op)
         return ("ok", "id")
 
     def argument_problems(self, op, agent):
@@ -350,7 +351,7 @@ class Model:
         # anyway": a read renews it when it writes the read set, i.e. when it
         # returns a row
         if ids:
-            self.renew(t)
+            self.renew(t, op)
         return ("ok", ids)
 
     # --- the commit pipeline (§4)
@@ -664,7 +665,7 @@ class Model:
         if unreadable:
             return ("err", {"42704"})
         allowed, reason, blockers = self.gate_decision(t, op["tool"])
-        self.renew(t)
+        self.renew(t, op)
         if not allowed:
             return ("ok", (False, reason, None, blockers))
         reasons = {}
