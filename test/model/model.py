@@ -1,25 +1,30 @@
-"""An independent model of memtx's contract (SPEC.md §1-§9, parts of §16).
+"""An independent model of memtx's contract (SPEC.md §1-§10, and the §16
+rules they touch).
 
 Written from the SPEC text alone, never from the extension's C or SQL: it is
 a second reading of the contract, so a disagreement between it and the
 extension is either a model error (fixed here, citing the SPEC) or an
 extension bug.  The model is a plain state machine over records,
-transactions, edges, the revocation registry, tools and effect keys, driven
+transactions, edges, the revocation registry, tools, effect keys and
+proposals, driven
 one call at a time by `Model.apply(op, new_id)`, which returns the predicted
 result and moves the state as the extension should.
 
 Ids are not predicted: the driver passes the id the extension returned for
-a call that creates something (`begin`, `stage`, an allowed `act`), and the
-model adopts it.  Everything else is predicted:
+a call that creates something (`begin`, `stage`, `propose`, an allowed
+`act`), and the model adopts it.  Everything else is predicted:
 
-  ("ok", value)         the call returns value (compared after `normalise`)
+  ("ok", value)         the call returns value ("id": any new id)
   ("err", codes)        the call fails; codes is a set of SQLSTATEs, or None
                         where the SPEC names no code (any specific one will do)
   OneOf(a, b, ...)      inside a value: any of these (an ambiguity of the SPEC
                         whose readings differ only in what is returned)
+  ("any", None)         the SPEC says nothing of the result (the state after
+                        the call is still compared, and an internal error is
+                        still a failure)
 
-Readings where the SPEC is silent or ambiguous are marked READING with the
-section they come from; test/VERIFICATION.md lists them.
+Readings where the SPEC is silent or ambiguous are marked READING, with the
+section and the words they read.
 
 Time is in whole minutes from an origin the driver picks (`Model.now`);
 validity ranges are half-open [lo, hi) with None for an unbounded end.
@@ -82,10 +87,9 @@ class Tx:
 
 
 class Model:
-    def __init__(self, sources, tools, lease_minutes, now):
+    def __init__(self, sources, tools, now):
         self.sources = dict(sources)        # name -> authority
         self.tools = dict(tools)            # name -> reversible
-        self.lease = lease_minutes
         self.now = now
         self.records = {}                   # id -> Record
         self.edges = {}                     # child id -> [parent ids]
@@ -230,7 +234,7 @@ class Model:
                               level=level, status="open", snapshot=self.seq,
                               begin_pos=self.pos, staged=[], read_set=set(),
                               short=bool(op.get("short_lease")), expired=False,
-                              outcome=None, ended_by=None)
+                              outcome=None)
         return ("ok", "id")
 
     def op_stage(self, op, new_id):
