@@ -394,6 +394,7 @@ class Generator:
     def next(self, runner, n):
         rnd, m = self.rnd, runner.model
         lab = self.labels = runner.labels
+        self.ids = runner.ids
         txs = list(m.txs.values())
         recs = list(m.records.values())
         choice = rnd.choices(
@@ -541,6 +542,24 @@ class Generator:
                      else self.some(self.agents, rnd.randint(0, 2))),
             valid=valid, observed_at=observed, expected_head=head,
             proposal=proposal)
+        parents = [m.records[runner_id] for runner_id in
+                   (self.ids[p] for p in out["parents"])]
+        if parents and rnd.random() < 0.5:
+            # a well-formed derivation: active parents, and a child that
+            # widens neither their scope nor their audience, so that views
+            # commit and later cascades find them active
+            active = [r for r in readable if r.state in M.ACTIVE
+                      and r.kind != "tool_action"]
+            parents = self.some(active, len(parents))
+            out["parents"] = [lab["rec", r.id] for r in parents]
+            if parents:
+                out["scope"] = min((r.scope for r in parents),
+                                   key=M.SCOPE_RANK.get)
+                common = set(self.agents)
+                for r in parents:
+                    if r.scope != "public":
+                        common &= r.readers
+                out["readers"] = sorted(common) or None
         if proposal is not None and proposal not in self.bound:
             self.bound[proposal] = out
         return out
