@@ -58,7 +58,8 @@ PGTAP_TESTDB     = memtx_pgtap
 # test/tap-count.pl, which also counts the results).
 PG_PROVE ?= pg_prove
 .PHONY: installcheck-pgtap installcheck-dump installcheck-conformance installcheck-bench \
-	installcheck-python installcheck-node installcheck-fuzz installcheck-histories
+	installcheck-python installcheck-node installcheck-fuzz installcheck-model \
+	installcheck-histories
 installcheck-pgtap:
 	$(bindir)/dropdb --if-exists $(PGTAP_TESTDB)
 	$(bindir)/createdb $(PGTAP_TESTDB)
@@ -86,6 +87,11 @@ installcheck-python:
 # sqlsmith as an agent and as a superuser: no crash, no XX000, no partial write
 installcheck-fuzz:
 	PATH="$(bindir):$$PATH" bash test/fuzz/run
+
+# random traces of several agents checked call by call against an independent
+# model of SPEC.md, with check_invariants() after every call
+installcheck-model:
+	PATH="$(bindir):$$PATH" bash test/model/run
 
 # concurrent histories (12 clients, random colliding operations, with and
 # without backend terminations) checked against the final store
