@@ -128,14 +128,14 @@ CascadeRevokeIds(Datum *ids, int n, MemtxReason reason)
 			  values, NULL, 0);
 }
 
-/* Write the log rows of one root's cascade; emit them when out is given. */
+/* Write the log rows of one root's cascade in ns; emit them when out is given. */
 static void
-CascadeLog(int64 root, RepairList *l, const char *note, Tuplestorestate *out)
+CascadeLog(const char *ns, int64 root, RepairList *l, const char *note, Tuplestorestate *out)
 {
 	static SPIPlanPtr plan;
-	static const Oid types[] = {INT8OID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID};
-	Datum		values[6];
-	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	static const Oid types[] = {INT8OID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TEXTOID};
+	Datum		values[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
 	if (l->n == 0)
 		return;
@@ -146,14 +146,14 @@ CascadeLog(int64 root, RepairList *l, const char *note, Tuplestorestate *out)
 	values[4] = CascadeTexts(l->reasons, l->n);
 	values[5] = note ? CStringGetTextDatum(note) : (Datum) 0;
 	nulls[5] = note ? ' ' : 'n';
+	values[6] = CStringGetTextDatum(ns);
 	MemtxExec(MemtxPlan(&plan,
 						"INSERT INTO memtx.rollback_log (root_id, record_id, kind, action, reason, note, pos, namespace) "
 						"SELECT $1, u.id, u.kind::memtx.kind, u.action, u.reason, $6, "
-						"       pg_catalog.nextval('memtx.clock'), "
-						"       (SELECT x.namespace FROM memtx.records x WHERE x.id = $1) "
+						"       pg_catalog.nextval('memtx.clock'), $7 "
 						"FROM unnest($2, $3, $4, $5) WITH ORDINALITY AS u(id, kind, action, reason, ord) "
 						"ORDER BY u.ord RETURNING *",
-						6, types),
+						7, types),
 			  values, nulls, 0);
 	if (out)
 		for (uint64 i = 0; i < SPI_processed; i++)
@@ -249,23 +249,27 @@ CascadeClassify(SPITupleTable *walk, uint64 n, RepairList *log, RepairList *comp
 	}
 }
 
-/* Run a statement with $1 = ids (int8[]) and $2 = root, unless ids is empty. */
+/*
+ * Run a statement with $1 = ids (int8[]), $2 = root and $3 = the namespace
+ * ns (the first nargs of them), unless ids is empty.
+ */
 static void
-CascadeExecIds(SPIPlanPtr *slot, const char *sql, int nargs, int64 root, Datum *ids, int n)
+CascadeExecIds(SPIPlanPtr *slot, const char *sql, int nargs, const char *ns, int64 root, Datum *ids, int n)
 {
-	static const Oid types[] = {INT8ARRAYOID, INT8OID};
-	Datum		values[2];
+	static const Oid types[] = {INT8ARRAYOID, INT8OID, TEXTOID};
+	Datum		values[3];
 
 	if (n == 0)
 		return;
 	values[0] = RecIdsDatum(ids, n);
 	values[1] = Int64GetDatum(root);
+	values[2] = CStringGetTextDatum(ns);
 	MemtxExec(MemtxPlan(slot, sql, nargs, types), values, NULL, 0);
 }
 
-/* Quarantine the views in ids (invalidated) and enter them in the registry under root. */
+/* Quarantine the views in ids (invalidated) and enter them in ns's registry under root. */
 static void
-CascadeInvalidateViews(int64 root, Datum *ids, int n)
+CascadeInvalidateViews(const char *ns, int64 root, Datum *ids, int n)
 {
 	static SPIPlanPtr quarantine;
 	static SPIPlanPtr registry;
@@ -273,37 +277,36 @@ CascadeInvalidateViews(int64 root, Datum *ids, int n)
 	CascadeExecIds(&quarantine,
 				   "UPDATE memtx.records SET state = 'quarantined', reason = 'invalidated' "
 				   "WHERE id = ANY ($1)",
-				   1, root, ids, n);
+				   1, ns, root, ids, n);
 	CascadeExecIds(&registry,
 				   "INSERT INTO memtx.revocation_registry (record_id, root_id, namespace) "
-				   "SELECT unnest($1), $2, (SELECT x.namespace FROM memtx.records x WHERE x.id = $2) "
-				   "ON CONFLICT (record_id, namespace) DO NOTHING",
-				   2, root, ids, n);
+				   "SELECT unnest($1), $2, $3 ON CONFLICT (record_id, namespace) DO NOTHING",
+				   3, ns, root, ids, n);
 }
 
-/* An obligation row under root for each tool action in ids, naming its compensator. */
+/* An obligation row under root for each tool action in ids (of ns), naming its compensator. */
 static void
-CascadeCompensate(int64 root, Datum *ids, int n)
+CascadeCompensate(const char *ns, int64 root, Datum *ids, int n)
 {
 	static SPIPlanPtr compensate;
 
 	CascadeExecIds(&compensate,
 				   "INSERT INTO memtx.compensations (root_id, action_id, tool, compensator, args, namespace) "
-				   "SELECT $2, r.id, pg_catalog.substr(r.entity, 6), t.compensator, r.value, r.namespace "
+				   "SELECT $2, r.id, pg_catalog.substr(r.entity, 6), t.compensator, r.value, $3 "
 				   "FROM memtx.records r LEFT JOIN memtx.tools t "
 				   "  ON t.name = pg_catalog.substr(r.entity, 6) "
 				   "WHERE r.id = ANY ($1) ORDER BY r.id",
-				   2, root, ids, n);
+				   3, ns, root, ids, n);
 }
 
 /*
- * Repair, by kind and state, what lies below root: every transitive
+ * Repair, by kind and state, what lies below root (of namespace ns): every transitive
  * descendant, or (below_actions) only the tool actions among them and what
  * descends from those.  Log rows go to log; comp holds the tool actions to
  * compensate (the caller may have added root itself).
  */
 static void
-CascadeRepairBelow(int64 root, bool below_actions, RepairList *log, RepairList *comp)
+CascadeRepairBelow(const char *ns, int64 root, bool below_actions, RepairList *log, RepairList *comp)
 {
 	RepairList	revoke = {0};
 	RepairList	views = {0};
@@ -311,8 +314,8 @@ CascadeRepairBelow(int64 root, bool below_actions, RepairList *log, RepairList *
 	CascadeWalk(root, below_actions);
 	CascadeClassify(SPI_tuptable, SPI_processed, log, comp, &views, &revoke);
 	CascadeRevokeIds(revoke.ids, revoke.n, MR_REVOKED_PARENT);
-	CascadeInvalidateViews(root, views.ids, views.n);
-	CascadeCompensate(root, comp->ids, comp->n);
+	CascadeInvalidateViews(ns, root, views.ids, views.n);
+	CascadeCompensate(ns, root, comp->ids, comp->n);
 }
 
 /*
@@ -393,9 +396,9 @@ CascadeRun(const char *ns, int64 *roots, int nroots,
 	{
 		int64		root = DatumGetInt64(rootids[r]);
 
-		CascadeRepairBelow(root, false, &rootlog[r], &rootcomp[r]);
+		CascadeRepairBelow(ns, root, false, &rootlog[r], &rootcomp[r]);
 		FaultPoint("cascade:repaired");
-		CascadeLog(root, &rootlog[r], note, out);
+		CascadeLog(ns, root, &rootlog[r], note, out);
 		written += rootlog[r].n;
 		if (receipt == CASCADE_RECEIPT_PER_ROOT)
 			ReceiptRetract(ns, root, false, root_reason, rootlog[r].ids, rootlog[r].n);
@@ -429,10 +432,10 @@ CascadeRepairActions(const char *ns, int64 root, MemtxReason reason)
 	RepairList	comp = {0};
 
 	Assert(LockNamespaceHeld(ns, true));
-	CascadeRepairBelow(root, true, &log, &comp);
+	CascadeRepairBelow(ns, root, true, &log, &comp);
 	if (log.n == 0)
 		return;
-	CascadeLog(root, &log, NULL, NULL);
+	CascadeLog(ns, root, &log, NULL, NULL);
 	MemtxNotify("cascade", 0, root, MemtxReasonName(reason), log.n);
 }
 

@@ -290,7 +290,7 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 	}
 	FaultPoint("commit:admitted");
 	/* the receipts of this call's settlements, in staging order */
-	ReceiptCommits(settled, checks, superseded, nsettled, true);
+	ReceiptCommits(t->namespace, settled, checks, superseded, nsettled, true);
 	FaultPoint("commit:receipts");
 }
 
@@ -447,7 +447,7 @@ PipelineAccept(MemtxRec *rec, bool action_safe)
 			  values, NULL, 0);
 	PipelinePromote(id, action_safe, false);
 	superseded = PipelineIdList(ids, n);
-	ReceiptCommits(&id, &checks, &superseded, 1, false);
+	ReceiptCommits(rec->namespace, &id, &checks, &superseded, 1, false);
 }
 
 /*

@@ -50,17 +50,19 @@
 #include "utils/builtins.h"
 
 /*
- * Receipts of the records ids[0..n) settled by this call, in that order:
+ * Receipts of the records ids[0..n) of namespace ns settled by this call, in that order:
  * checks[i] checks passed, superseded[i] the ids it superseded as an array
  * literal.  With from_verdict the disposition is the pipeline's stored
  * verdict (commit, propose), else the record's state (resolve accepting).
  */
 void
-ReceiptCommits(int64 *ids, int32 *checks, char **superseded, int n, bool from_verdict)
+ReceiptCommits(const char *ns, int64 *ids, int32 *checks, char **superseded, int n, bool from_verdict)
 {
 	static SPIPlanPtr salt;
 	static SPIPlanPtr append;
 	static const Oid types[] = {INT8ARRAYOID, INT4ARRAYOID, TEXTARRAYOID, BOOLOID};
+	static const Oid salt_types[] = {INT8ARRAYOID, TEXTOID};
+	Datum		salt_values[2];
 	Datum	   *idd;
 	Datum	   *chd;
 	Datum	   *sud;
@@ -83,13 +85,14 @@ ReceiptCommits(int64 *ids, int32 *checks, char **superseded, int n, bool from_ve
 	values[3] = BoolGetDatum(from_verdict);
 
 	/* a record accepted by resolve has its salt from its quarantine already */
+	salt_values[0] = values[0];
+	salt_values[1] = CStringGetTextDatum(ns);
 	MemtxExec(MemtxPlan(&salt,
 						"INSERT INTO memtx.record_salts (record_id, namespace, salt) "
-						"SELECT u.id, (SELECT x.namespace FROM memtx.records x WHERE x.id = $1[1]), "
-						"       pg_catalog.uuid_send(pg_catalog.gen_random_uuid()) "
+						"SELECT u.id, $2, pg_catalog.uuid_send(pg_catalog.gen_random_uuid()) "
 						"FROM unnest($1) AS u(id) ON CONFLICT (record_id, namespace) DO NOTHING",
-						1, types),
-			  values, NULL, 0);
+						2, salt_types),
+			  salt_values, NULL, 0);
 	MemtxExec(MemtxPlan(&append,
 						"INSERT INTO memtx.receipts (namespace, kind, subject, disposition, reason, body, at) "
 						"SELECT r.namespace, 'commit', r.id, "

@@ -6,7 +6,7 @@
 
 #include "memtx.h"
 
-extern void ReceiptCommits(int64 *ids, int32 *checks, char **superseded, int n, bool from_verdict);
+extern void ReceiptCommits(const char *ns, int64 *ids, int32 *checks, char **superseded, int n, bool from_verdict);
 extern void ReceiptAct(int64 log_id);
 extern void ReceiptRetract(const char *ns, int64 subject, bool of_tx, MemtxReason reason,
 						   Datum *repaired, int nrepaired);
