@@ -21,7 +21,8 @@
  * own action does not escape its compensation.
  *
  * A commit that quarantines a record with tool actions below it (actions
- * taken on tentative inputs) runs the same repair on those actions and what
+ * taken on tentative inputs, by its own transaction or under another's
+ * raw_read pin) runs the same repair on those actions and what
  * descends from them, with the quarantined record as root_id and no root row
  * (the record's verdict is its outcome); such a commit holds the namespace
  * lock exclusive, as every cascade does.
@@ -440,10 +441,15 @@ CascadeRepairActions(const char *ns, int64 root, MemtxReason reason)
 }
 
 /*
- * Whether an allowed action of transaction tx derives from its tentative
- * staging: its commit may then quarantine an action's input, and the repair
- * needs the namespace lock exclusive.  Called with tx's row locked, so no
- * such action can appear before the commit takes that lock.
+ * Whether an active tool action derives from a tentative record of
+ * transaction tx: its commit may then quarantine an action's input, and the
+ * repair needs the namespace lock exclusive.  The action may be tx's own or
+ * another transaction's (a raw_read pin lets it act on tx's staging).
+ * Called with tx's row locked: tx's own acts wait for that lock, and so do
+ * other transactions' (act locks the rows of its inputs' tentative owners,
+ * gate.c), so no such action can appear before the commit ends.  A record
+ * without children (the common case) costs one probe of the edges' parent
+ * index.
  */
 bool
 CascadeStagingHasActions(int64 tx)
@@ -454,11 +460,12 @@ CascadeStagingHasActions(int64 tx)
 
 	values[0] = Int64GetDatum(tx);
 	MemtxExec(MemtxPlan(&plan,
-						"SELECT 1 FROM memtx.action_log a "
-						"WHERE a.tx_id = $1 AND a.allowed AND a.inputs <> '{}' "
-						"  AND EXISTS (SELECT 1 FROM memtx.ancestors(a.action_id) p(id) "
-						"              JOIN memtx.records r ON r.id = p.id "
-						"              WHERE r.tx_id = $1 AND r.state = 'tentative') "
+						"SELECT 1 FROM memtx.records r "
+						"WHERE r.tx_id = $1 AND r.state = 'tentative' "
+						"  AND EXISTS (SELECT 1 FROM memtx.edges e WHERE e.parent = r.id) "
+						"  AND EXISTS (SELECT 1 FROM memtx.descendants(r.id) d(id) "
+						"              JOIN memtx.records a ON a.id = d.id "
+						"              WHERE a.kind = 'tool_action' AND memtx.is_active(a.state)) "
 						"LIMIT 1",
 						1, types),
 			  values, NULL, 1);

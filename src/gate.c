@@ -23,7 +23,11 @@
  * action hang below a retraction that nothing repairs.  An action derived
  * from a tentative record that later leaves tentative other than by
  * committing is repaired by the cascade (abort, expiry, revoke) or by the
- * commit that quarantines the record (cascade.c).
+ * commit that quarantines the record (cascade.c) — also when the record
+ * belongs to another transaction (a raw_read pin sees it): act locks that
+ * transaction's row FOR SHARE first, so its commit waits for the act and
+ * then repairs the action, or the act waits for the commit and decides on
+ * the settled record.
  *
  * effect_key makes an effect at-most-once per namespace: act serializes on
  * an advisory lock for (namespace, key), and once a call with the key was
@@ -442,6 +446,42 @@ GateDecideAct(MemtxCall *call, MemtxTxn *t, bool reversible, ArrayType *inputs, 
 	return reason;
 }
 
+/*
+ * The transactions other than tx with a tentative record among inputs or
+ * their ancestors, sorted and distinct, into *owners; returns their number.
+ * act locks their rows (TxnLoadSharing) before it decides: the commit that
+ * may quarantine such a record then waits for the act and sees its action
+ * (cascade.c, CascadeStagingHasActions), or the act waits for the commit
+ * and decides on the settled record.  The read takes no lock; a record
+ * never returns to tentative, so the set can only have shrunk since.
+ */
+static int
+GateInputOwners(int64 tx, ArrayType *inputs, int ninputs, int64 **owners)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8ARRAYOID, INT8OID};
+	Datum		values[2];
+
+	*owners = NULL;
+	if (ninputs == 0)
+		return 0;
+	values[0] = PointerGetDatum(inputs);
+	values[1] = Int64GetDatum(tx);
+	MemtxExec(MemtxPlan(&plan,
+						"WITH i(id) AS (SELECT unnest($1) "
+						"  UNION SELECT a.id FROM unnest($1) u(id), memtx.ancestors(u.id) a(id)) "
+						"SELECT DISTINCT r.tx_id FROM i JOIN memtx.records r ON r.id = i.id "
+						"WHERE r.state = 'tentative' AND r.tx_id <> $2 ORDER BY 1",
+						2, types),
+			  values, NULL, 0);
+	if (SPI_processed == 0)
+		return 0;
+	*owners = palloc(sizeof(int64) * SPI_processed);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		(*owners)[i] = MemtxGetInt64(i, 1);
+	return (int) SPI_processed;
+}
+
 /* Record an allowed action of t (a committed tool_action record and its input edges); returns its id. */
 static int64
 GateRecordAction(MemtxCall *call, MemtxTxn *t, const char *tool, Datum args,
@@ -545,6 +585,8 @@ memtx_act(PG_FUNCTION_ARGS)
 	text	   *key;
 	ArrayType  *inputs;
 	int			ninputs;
+	int64	   *owners;
+	int			nowners;
 	bool		reversible;
 	MemtxReason reason;
 	Datum		blockers;
@@ -561,7 +603,8 @@ memtx_act(PG_FUNCTION_ARGS)
 		elog(ERROR, "memtx.act must return a composite type");
 
 	MemtxCallBegin(&call);
-	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE);
+	nowners = GateInputOwners(PG_GETARG_INT64(0), inputs, ninputs, &owners);
+	t = TxnLoadSharing(&call, PG_GETARG_INT64(0), TXN_NEED_LIVE, owners, nowners);
 	LockNamespace(t->namespace, false);
 
 	if (key && GateEffectKeyReplay(t, key, tool, args, out, nulls))

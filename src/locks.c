@@ -19,13 +19,18 @@
  *      Probes (read, gate) take none: they write nothing that a fence could
  *      have to undo, and they check the epoch in the statement that reads
  *      the transaction.
- *   1. its memtx transaction's row, FOR UPDATE (txn.c, TxnLoad).  Probes
+ *   1. its memtx transaction's row, FOR UPDATE (txn.c, TxnLoad).  act also
+ *      takes FOR SHARE the rows of the other transactions whose tentative
+ *      records its inputs are or descend from (a raw_read pin), all these
+ *      rows in one pass in id order (TxnLoadSharing): the commit of such a
+ *      transaction waits for the act and then repairs its action if it
+ *      quarantines the input, or the act waits for the commit.  Probes
  *      (read, gate) take no row lock; expiry takes the rows of expired
  *      transactions FOR UPDATE SKIP LOCKED, in (namespace, id) order.
  *   2. the namespace lock: shared by calls that write records (stage,
  *      commit, act, resolve accepting), exclusive by cascades (abort,
- *      revoke, resolve rejecting, expiry, and a commit whose transaction
- *      acted on its own staging, which may repair those actions), so a
+ *      revoke, resolve rejecting, expiry, and a commit with a tool action
+ *      below its tentative records, which may repair it), so a
  *      cascade never interleaves with a commit in its namespace.  A
  *      cascade does not queue ahead of writers while the lock is held
  *      (LockNamespace): it waits for the holders of the moment to end, so a
@@ -68,7 +73,7 @@
  *   stage, stage_many    s    x    shared     x    -    -
  *   read, gate           -    -    -          -    -    -
  *   commit               s    x    shared/ex  -    x    x
- *   act                  s    x    shared     x    -    -
+ *   act                  s    x+s  shared     x    -    -
  *   resolve (accept)     s    -    shared     -    x    x
  *   resolve (reject)     -    -    exclusive  -    x    x
  *   abort, revoke        s    x/-  exclusive  -    -    x

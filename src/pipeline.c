@@ -328,8 +328,9 @@ memtx_commit(PG_FUNCTION_ARGS)
 	/*
 	 * With the transaction row locked (no stage or commit of it can run) and
 	 * the namespace lock held (no cascade can run), the staged set is final.
-	 * When the transaction acted on its own staging, a quarantine may have
-	 * actions to repair, which is a cascade: the lock is then exclusive.
+	 * When a tool action (its own or, under a raw_read pin, another
+	 * transaction's) derives from its staging, a quarantine may have actions
+	 * to repair, which is a cascade: the lock is then exclusive.
 	 */
 	repair_actions = CascadeStagingHasActions(t->id);
 	LockNamespace(t->namespace, repair_actions);

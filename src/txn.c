@@ -227,13 +227,55 @@ TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_du
 MemtxTxn *
 TxnLoad(MemtxCall *call, int64 id, TxnNeed need)
 {
+	return TxnLoadSharing(call, id, need, NULL, 0);
+}
+
+/* Lock the rows of transactions ids[0..n) FOR SHARE, in id order. */
+static void
+TxnShareRows(const int64 *ids, int n)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8ARRAYOID};
+	Datum		values[1];
+	Datum	   *d;
+
+	if (n == 0)
+		return;
+	d = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+		d[i] = Int64GetDatum(ids[i]);
+	values[0] = RecIdsDatum(d, n);
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT 1 FROM memtx.transactions WHERE id = ANY ($1) "
+						"ORDER BY id FOR SHARE",
+						1, types),
+			  values, NULL, 0);
+}
+
+/*
+ * TxnLoad that also locks the rows of the transactions in others (sorted,
+ * distinct, without id) FOR SHARE: act does so for the transactions whose
+ * tentative records it takes as inputs, so their commits wait for it and
+ * then see its action (cascade.c, CascadeStagingHasActions).  All of these
+ * rows are lock level 1 (locks.c), taken in one pass in id order, id's own
+ * row FOR UPDATE at its place, so two such calls never deadlock.
+ */
+MemtxTxn *
+TxnLoadSharing(MemtxCall *call, int64 id, TxnNeed need, const int64 *others, int nothers)
+{
 	bool		expired;
 	bool		renew_due;
 	MemtxTxn   *t;
+	int			nbelow = 0;
 
+	Assert(need != TXN_NEED_LIVE_PROBE || nothers == 0);
 	if (need != TXN_NEED_LIVE_PROBE)
 		FenceLockTxnWriter(id);
+	while (nbelow < nothers && others[nbelow] < id)
+		nbelow++;
+	TxnShareRows(others, nbelow);
 	t = TxnFetch(id, need != TXN_NEED_LIVE_PROBE, &expired, &renew_due);
+	TxnShareRows(others + nbelow, nothers - nbelow);
 	TxnAdmit(call, t, need, expired, renew_due);
 	return t;
 }

@@ -48,6 +48,8 @@ typedef enum TxnNeed
 #define TXN_NFIELDS 12
 
 extern MemtxTxn *TxnLoad(MemtxCall *call, int64 id, TxnNeed need);
+extern MemtxTxn *TxnLoadSharing(MemtxCall *call, int64 id, TxnNeed need,
+								const int64 *others, int nothers);
 extern void TxnFetchParams(int64 id, Datum *values);
 extern MemtxTxn *TxnLoadFromProbe(MemtxCall *call, int64 id, SPITupleTable *tt, uint64 n);
 extern MemtxTxn *TxnLoadExpired(int64 id);
