@@ -640,10 +640,18 @@ SELECT pg_catalog.pg_extension_config_dump('memtx.writer_epochs', '');
 
 -- A role's current writer epoch, defined once: begin records it, every call
 -- on a transaction compares the transaction's with it, the checker uses it.
+-- PL/pgSQL, not SQL: PostgreSQL does not inline a SQL function whose body
+-- has a sub-select, and plans such a body afresh at every call from a
+-- prepared statement (a tenth of a millisecond, at every transaction load);
+-- PL/pgSQL keeps the plan for the session.
 CREATE FUNCTION memtx.writer_epoch(role text) RETURNS bigint
-    LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN coalesce((SELECT pg_catalog.max(w.epoch) FROM memtx.writer_epochs w
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN coalesce((SELECT max(w.epoch) FROM memtx.writer_epochs w
                       WHERE w.role_name = writer_epoch.role), 0);
+END $$;
 COMMENT ON FUNCTION memtx.writer_epoch(text) IS 'the current writer epoch of a role: 0 until fenced, then the number of fences';
 
 CREATE FUNCTION memtx.fence(role text) RETURNS bigint

@@ -459,13 +459,19 @@ CascadeStagingHasActions(int64 tx)
 	Datum		values[1];
 
 	values[0] = Int64GetDatum(tx);
+	/*
+	 * The records with children first, fenced off: the planner would
+	 * otherwise join the descendants with every active record (a scan of
+	 * the store).  Each descendant is then looked up by id.
+	 */
 	MemtxExec(MemtxPlan(&plan,
-						"SELECT 1 FROM memtx.records r "
-						"WHERE r.tx_id = $1 AND r.state = 'tentative' "
-						"  AND EXISTS (SELECT 1 FROM memtx.edges e WHERE e.parent = r.id) "
-						"  AND EXISTS (SELECT 1 FROM memtx.descendants(r.id) d(id) "
-						"              JOIN memtx.records a ON a.id = d.id "
-						"              WHERE a.kind = 'tool_action' AND memtx.is_active(a.state)) "
+						"WITH p AS MATERIALIZED ("
+						"  SELECT r.id FROM memtx.records r "
+						"  WHERE r.tx_id = $1 AND r.state = 'tentative' "
+						"    AND EXISTS (SELECT 1 FROM memtx.edges e WHERE e.parent = r.id)) "
+						"SELECT 1 FROM p, memtx.descendants(p.id) d(id) "
+						"WHERE (SELECT a.kind = 'tool_action' AND memtx.is_active(a.state) "
+						"       FROM memtx.records a WHERE a.id = d.id) "
 						"LIMIT 1",
 						1, types),
 			  values, NULL, 1);

@@ -248,16 +248,26 @@ memtx_lookup(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(1))
 	{
 		values[2] = PG_GETARG_DATUM(1);
+		/* through the single-truth index: the slot's active records only */
 		plan = MemtxPlan(&by_slot,
-						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
-						 "AND r.entity = $2 AND r.attribute = $3 "
+						 "SELECT r.* FROM memtx.records r "
+						 "WHERE memtx.slot_digest(r.namespace, r.entity, r.attribute) "
+						 "      = memtx.slot_digest($1, $2, $3) "
+						 "AND r.namespace = $1 AND r.entity = $2 AND r.attribute = $3 "
 						 "AND memtx.is_active(r.state) ORDER BY r.id",
 						 3, types);
 	}
 	else
+
+		/*
+		 * The entity's records through the slot index, active ones kept
+		 * below: with the state in the query, the planner may intersect
+		 * the slot index with the whole partial index of active records
+		 * (test/sql/hot_paths.sql).
+		 */
 		plan = MemtxPlan(&by_entity,
 						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
-						 "AND r.entity = $2 AND memtx.is_active(r.state) ORDER BY r.id",
+						 "AND r.entity = $2 ORDER BY r.id",
 						 2, types);
 	MemtxExec(plan, values, NULL, 0);
 
@@ -266,7 +276,7 @@ memtx_lookup(PG_FUNCTION_ARGS)
 		MemtxRec	rec;
 
 		RecParse(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, &rec);
-		if (VisReadable(call.caller, &rec))
+		if (MEMTX_IS_ACTIVE(rec.state) && VisReadable(call.caller, &rec))
 			tuplestore_puttuple(rsinfo->setResult, SPI_tuptable->vals[i]);
 	}
 	MemtxCallEnd(&call);
