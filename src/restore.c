@@ -111,7 +111,12 @@ RestoreSource(MemtxTxn *t, text *entity, text *attribute, Datum at,
 	return found;
 }
 
-/* The slot's current head over validity valid: the one active record, 0 if none. */
+/*
+ * The slot's current head over validity valid: the one active record, 0 if
+ * none.  Through the single-truth index, by the slot's digest: with only
+ * the slot's columns and the state, the planner may read that whole partial
+ * index of active records (test/sql/hot_paths.sql).
+ */
 static int64
 RestoreHead(MemtxTxn *t, text *entity, text *attribute, Datum valid)
 {
@@ -125,7 +130,9 @@ RestoreHead(MemtxTxn *t, text *entity, text *attribute, Datum valid)
 	values[3] = valid;
 	MemtxExec(MemtxPlan(&plan,
 						"SELECT r.id FROM memtx.records r "
-						"WHERE r.namespace = $1 AND r.entity = $2 AND r.attribute = $3 "
+						"WHERE memtx.slot_digest(r.namespace, r.entity, r.attribute) "
+						"      = memtx.slot_digest($1, $2, $3) "
+						"  AND r.namespace = $1 AND r.entity = $2 AND r.attribute = $3 "
 						"  AND memtx.is_active(r.state) AND r.valid && $4 ORDER BY r.id",
 						4, types),
 			  values, NULL, 2);

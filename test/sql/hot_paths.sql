@@ -2,12 +2,15 @@
 -- (with their receipts and history), reads a few rows of each memtx table, however large
 -- the store.  Rows read = sequential tuples read + tuples fetched through indexes, from
 -- pg_stat_user_tables.  A call lists every table it read more than 100 rows of; no rows
--- listed is the pass.  (A commit once joined the descendants of its records with every
--- active record: 3000 rows of memtx.records per commit, found here.)
+-- listed is the pass; a batch may read 10 rows per record.  Found here: a commit that
+-- joined the descendants of its records with every active record, and supersession, lookup
+-- and restore reading the whole partial index of active records before ANALYZE — each
+-- 3000 rows of memtx.records per call.
 \i test/sql/include/prelude.psql
 CREATE ROLE regress_hot_a;
 SET memtx.logical_now = '2030-06-01 00:00:00+00';
 SELECT memtx.register_tool('hot_note', true, 'hot_unnote');
+SELECT memtx.register_source('hot_crm', 0.8), memtx.register_source('hot_erp', 0.8);
 
 -- the store: 3000 committed records in one transaction, then one slot with two versions
 SELECT memtx.begin(agent => 'regress_hot_a') AS bulk \gset
@@ -29,13 +32,13 @@ CREATE FUNCTION pg_temp.start() RETURNS void LANGUAGE sql AS $$
     SELECT pg_stat_clear_snapshot();
     DELETE FROM reads_before;
     INSERT INTO reads_before SELECT * FROM pg_temp.reads() $$;
--- the tables read more than 100 rows of since start()
-CREATE FUNCTION pg_temp.over(call text) RETURNS TABLE (call text, relname name, rows_read bigint)
-LANGUAGE sql AS $$
+-- the tables read more than bound rows of since start()
+CREATE FUNCTION pg_temp.over(call text, bound int DEFAULT 100)
+RETURNS TABLE (call text, relname name, rows_read bigint) LANGUAGE sql AS $$
     SELECT pg_stat_clear_snapshot();
     SELECT call, r.relname, r.n - coalesce(b.n, 0)
       FROM pg_temp.reads() r LEFT JOIN reads_before b USING (relname)
-     WHERE r.n - coalesce(b.n, 0) > 100 ORDER BY 2 $$;
+     WHERE r.n - coalesce(b.n, 0) > bound ORDER BY 2 $$;
 
 SELECT pg_stat_force_next_flush();
 SELECT pg_temp.start();
@@ -104,6 +107,60 @@ SELECT pg_temp.start();
 -- 6. revoke of a record with two descendants (a belief and an action)
 SELECT count(*), pg_stat_force_next_flush() FROM memtx.revoke(:p2);
 SELECT * FROM pg_temp.over('revoke');
+SELECT pg_temp.start();
+
+-- 7. a batch: stage_many of 20 records (two of them rivals of one slot) and its commit
+SELECT memtx.begin(agent => 'regress_hot_a') AS btx, pg_stat_force_next_flush() \gset
+SELECT pg_temp.start();
+SELECT count(*), pg_stat_force_next_flush() FROM memtx.stage_many(:btx,
+    (SELECT jsonb_agg(jsonb_build_object('entity', 'batch:' || least(i, 19), 'attribute', 'a', 'value', i))
+       FROM generate_series(1, 20) i));
+SELECT * FROM pg_temp.over('stage_many', 200);
+SELECT pg_temp.start();
+SELECT state, reason, count(*), pg_stat_force_next_flush() FROM memtx.commit(:btx) GROUP BY 1, 2 ORDER BY 1, 2;
+-- a batch reads its own records a few times each: at most 10 rows per record
+SELECT * FROM pg_temp.over('commit of 20', 200);
+SELECT pg_temp.start();
+
+-- 8. a proposal's outcome, an abort, a resolution either way, expiry with nothing to expire
+SELECT state, pg_stat_force_next_flush() FROM memtx.propose('hot:5', 'a', '6', proposal => 'hot-p1');
+SELECT pg_temp.start();
+SELECT state, pg_stat_force_next_flush() FROM memtx.outcome('hot-p1');
+SELECT * FROM pg_temp.over('outcome');
+SELECT memtx.begin(agent => 'regress_hot_a') AS xtx, pg_stat_force_next_flush() \gset
+SELECT memtx.stage(:xtx, 'hot:6', 'a', '7') IS NOT NULL AS staged, pg_stat_force_next_flush();
+SELECT pg_temp.start();
+SELECT count(*), pg_stat_force_next_flush() FROM memtx.abort(:xtx);
+SELECT * FROM pg_temp.over('abort');
+-- contenders from a source of the same authority as the heads': both await review
+SELECT state FROM memtx.propose('hot:r1', 'a', '1', source => 'hot_crm');
+SELECT state FROM memtx.propose('hot:r2', 'a', '1', source => 'hot_crm');
+SELECT memtx.begin(agent => 'regress_hot_a') AS htx, pg_stat_force_next_flush() \gset
+SELECT memtx.stage(:htx, 'hot:r1', 'a', '2', source => 'hot_erp') AS review1,
+       memtx.stage(:htx, 'hot:r2', 'a', '2', source => 'hot_erp') AS review2,
+       pg_stat_force_next_flush() \gset
+SELECT reason, count(*), pg_stat_force_next_flush() FROM memtx.commit(:htx) GROUP BY 1;
+SELECT pg_temp.start();
+SELECT memtx.resolve(:review1, true), pg_stat_force_next_flush();
+SELECT * FROM pg_temp.over('resolve, accept');
+SELECT pg_temp.start();
+SELECT memtx.resolve(:review2, false), pg_stat_force_next_flush();
+SELECT * FROM pg_temp.over('resolve, reject');
+SELECT pg_temp.start();
+SELECT count(*), pg_stat_force_next_flush() FROM memtx.expire_transactions();
+SELECT * FROM pg_temp.over('expire_transactions');
+SELECT pg_temp.start();
+
+-- 9. continuity: the state at a time, a restore, an erasure
+SELECT count(*), pg_stat_force_next_flush() FROM memtx.read_as_of(memtx.now(), 'hot:2', 'a');
+SELECT * FROM pg_temp.over('read_as_of');
+SELECT memtx.begin(agent => 'regress_hot_a') AS stx, pg_stat_force_next_flush() \gset
+SELECT pg_temp.start();
+SELECT memtx.restore(:stx, 'hot:2', 'a', memtx.now()) IS NOT NULL AS restored, pg_stat_force_next_flush();
+SELECT * FROM pg_temp.over('restore');
+SELECT pg_temp.start();
+SELECT count(*), pg_stat_force_next_flush() FROM memtx.erase(:staged, 'hot paths test');
+SELECT * FROM pg_temp.over('erase');
 SELECT pg_temp.start();
 
 -- the measure sees a scan: a count of the records reads every one
