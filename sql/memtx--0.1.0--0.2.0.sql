@@ -713,10 +713,11 @@ REVOKE ALL ON FUNCTION memtx.outcome(text, text) FROM PUBLIC;
 -- Anyone's read: it answers only about records the calling role may read.
 GRANT EXECUTE ON FUNCTION memtx.outcome(text, text) TO PUBLIC;
 
--- begin + stage + commit of one record.  A proposal already bound with the
--- same content and agent returns its outcome and writes nothing: the three
--- calls run in a subtransaction that is rolled back once stage has answered
--- with a record of an earlier transaction.
+-- begin + stage + commit of one record, in C (src/propose.c): the three
+-- calls' code in one call.  A proposal already bound with the same content
+-- and agent returns its outcome and writes nothing: with a proposal id the
+-- begin and the stage run in a subtransaction that is rolled back once
+-- stage has answered with a record of an earlier transaction.
 CREATE FUNCTION memtx.propose(entity text, attribute text, value jsonb,
                               kind memtx.kind DEFAULT 'belief', source text DEFAULT NULL,
                               confidence double precision DEFAULT 1.0, derived_from bigint[] DEFAULT '{}',
@@ -725,35 +726,14 @@ CREATE FUNCTION memtx.propose(entity text, attribute text, value jsonb,
                               observed_at timestamptz DEFAULT NULL, expected_head bigint DEFAULT NULL,
                               proposal text DEFAULT NULL, namespace text DEFAULT 'default')
     RETURNS TABLE (tx_id bigint, record_id bigint, state memtx.state, reason text)
-    LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    tx bigint;
-    rec bigint;
-    original bigint;
-BEGIN
-    BEGIN
-        tx := memtx.begin(namespace => propose.namespace);
-        rec := memtx.stage(tx, propose.entity, propose.attribute, propose.value, propose.kind,
-                           propose.source, propose.confidence, propose.derived_from, propose.scope,
-                           propose.readers, propose.writers, propose.valid, propose.observed_at,
-                           propose.expected_head, propose.proposal);
-        IF (SELECT r.tx_id FROM memtx.records r WHERE r.id = rec) IS DISTINCT FROM tx THEN
-            original := rec;
-            RAISE EXCEPTION USING ERRCODE = 'MXRTY', MESSAGE = 'proposal retried';
-        END IF;
-    EXCEPTION WHEN SQLSTATE 'MXRTY' THEN
-        RETURN QUERY SELECT o.tx_id, o.record_id, o.state, o.reason
-                       FROM memtx.outcome(propose.proposal, propose.namespace) o
-                      WHERE o.record_id = original;
-        RETURN;
-    END;
-    RETURN QUERY SELECT tx, c.record_id, c.state, c.reason FROM memtx.commit(tx) c;
-END $$;
+    AS 'MODULE_PATHNAME', 'memtx_propose'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE ROWS 1
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+    SET enable_bitmapscan = off;
 COMMENT ON FUNCTION memtx.propose(text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz, bigint, text, text) IS 'begin, stage and commit one record at the caller''s configured tier; a proposal already bound with the same content and agent returns its outcome and writes nothing';
 REVOKE ALL ON FUNCTION memtx.propose(text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz, bigint, text, text) FROM PUBLIC;
--- An agent's API: it runs with the caller's rights through begin, stage and commit.
+-- An agent's API: it makes the checks of begin, stage and commit itself.
 GRANT EXECUTE ON FUNCTION memtx.propose(text, text, jsonb, memtx.kind, text, double precision, bigint[], memtx.scope, text[], text[], tstzrange, timestamptz, bigint, text, text) TO PUBLIC;
 
 -- History, as-of reads and erasure (SPEC §13)

@@ -9,7 +9,7 @@
  *
  * Concurrency.  commit takes, in the order of locks.c, the transaction row
  * (a second commit, or a stage, waits and then sees the outcome), the
- * namespace lock shared (exclusive when the transaction acted on its own
+ * namespace lock shared (exclusive when a tool action derives from its
  * staging: a record quarantined here then repairs the tool actions derived
  * from it, as a cascade), then every slot it touches in one sorted pass (one
  * namespace-wide slot lock instead when they are many, see locks.c), so
@@ -29,6 +29,7 @@
 #include "events.h"
 #include "fence.h"
 #include "locks.h"
+#include "pipeline.h"
 #include "proposal.h"
 #include "readset.h"
 #include "receipt.h"
@@ -168,11 +169,13 @@ PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, HTAB 
 }
 
 /*
- * The stored outcome of transaction t, into the SRF's tuplestore; counts the
- * records and those that passed.
+ * The stored outcome of transaction t, into the SRF's tuplestore (each row
+ * led by t's id when with_tx: memtx.propose's rows); counts the records and
+ * those that passed.
  */
 static void
-PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, int64 *nstaged, int64 *npassed)
+PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx, int64 *nstaged,
+					int64 *npassed)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8OID};
@@ -190,12 +193,14 @@ PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, int64 *nstaged, int64 *n
 	*npassed = 0;
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		Datum		out[3];
-		bool		nulls[3];
+		Datum		out[4];
+		bool		nulls[4] = {false, false, false, false};
+		int			k = 0;
 
-		out[0] = MemtxGet(i, 1, &nulls[0]);
-		out[1] = MemtxGet(i, 2, &nulls[1]);
-		out[2] = MemtxGet(i, 3, &nulls[2]);
+		if (with_tx)
+			out[k++] = Int64GetDatum(t->id);
+		for (int c = 1; c <= 3; c++, k++)
+			out[k] = MemtxGet(i, c, &nulls[k]);
 		if (MemtxGetBool(i, 4))
 			(*npassed)++;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
@@ -295,15 +300,13 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 }
 
 /*
- * memtx.commit(tx) → SETOF (record_id, state, reason)
+ * Commit open transaction t (loaded and locked for the call): admit its
+ * staged records, end it, and put the outcome into rsinfo's tuplestore (led
+ * by t's id when with_tx).  memtx.commit and memtx.propose.
  */
-PG_FUNCTION_INFO_V1(memtx_commit);
-Datum
-memtx_commit(PG_FUNCTION_ARGS)
+void
+PipelineCommit(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemtxCall	call;
-	MemtxTxn   *t;
 	uint64		n;
 	int64		nstaged;
 	int64		npassed;
@@ -313,17 +316,7 @@ memtx_commit(PG_FUNCTION_ARGS)
 	bool	   *provenance;
 	bool		repair_actions;
 
-	MemtxRequireArg(fcinfo, 0, "transaction id");
-	InitMaterializedSRF(fcinfo, 0);
-
-	MemtxCallBegin(&call);
-	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_ANY);
-	if (t->status != MX_OPEN)
-	{
-		PipelineEmitOutcome(t, rsinfo, &nstaged, &npassed);
-		MemtxCallEnd(&call);
-		return (Datum) 0;
-	}
+	Assert(t->status == MX_OPEN);
 
 	/*
 	 * With the transaction row locked (no stage or commit of it can run) and
@@ -340,12 +333,39 @@ memtx_commit(PG_FUNCTION_ARGS)
 	FaultPoint("commit:loaded");
 	PipelineAdmitAll(t, recs, valid_now, provenance, n, repair_actions);
 
-	PipelineEmitOutcome(t, rsinfo, &nstaged, &npassed);
+	PipelineEmitOutcome(t, rsinfo, with_tx, &nstaged, &npassed);
 	status = npassed == nstaged ? MX_COMMITTED :
 		(npassed == 0 ? MX_ABORTED : MX_PARTIALLY_COMMITTED);
 	TxnEnd(t, status, MR_NONE);
 	FaultPoint("commit:ended");
 	MemtxNotify("commit", t->id, 0, MemtxTxStatusNames[status], nstaged);
+}
+
+/*
+ * memtx.commit(tx) → SETOF (record_id, state, reason)
+ */
+PG_FUNCTION_INFO_V1(memtx_commit);
+Datum
+memtx_commit(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemtxCall	call;
+	MemtxTxn   *t;
+
+	MemtxRequireArg(fcinfo, 0, "transaction id");
+	InitMaterializedSRF(fcinfo, 0);
+
+	MemtxCallBegin(&call);
+	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_ANY);
+	if (t->status != MX_OPEN)
+	{
+		int64		nstaged;
+		int64		npassed;
+
+		PipelineEmitOutcome(t, rsinfo, false, &nstaged, &npassed);
+	}
+	else
+		PipelineCommit(t, rsinfo, false);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }

@@ -36,6 +36,7 @@
 #include "fault.h"
 #include "proposal.h"
 #include "locks.h"
+#include "stage.h"
 #include "visibility.h"
 
 #include "access/detoast.h"
@@ -389,10 +390,11 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 /*
  * Stage one record into t, whose row and namespace lock the caller holds,
  * from the arguments of a stage call (checked by StageCheckArgs); returns its
- * id, or the original record's when the call retries a bound proposal.
+ * id, or the original record's when the call retries a bound proposal
+ * (*retried then true, when retried is not NULL).
  */
 static int64
-StageRecord(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a)
+StageRecord(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a, bool *retried)
 {
 	double		authority;
 	TimestampTz observed = 0;
@@ -418,6 +420,8 @@ StageRecord(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a)
 
 		StageContent(fcinfo, a, has_observed, observed, &c);
 		original = ProposalFindRetry(call, t, a->proposal, &c);
+		if (retried)
+			*retried = original != 0;
 		if (original != 0)
 			return original;
 	}
@@ -447,9 +451,26 @@ memtx_stage(PG_FUNCTION_ARGS)
 	MemtxCallBegin(&call);
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
 	LockNamespace(t->namespace, false);
-	id = StageRecord(fcinfo, &call, t, &a);
+	id = StageRecord(fcinfo, &call, t, &a, NULL);
 	MemtxCallEnd(&call);
 	PG_RETURN_INT64(id);
+}
+
+/*
+ * memtx.stage's work inside another call (memtx.propose): fcinfo holds
+ * stage's arguments, t is loaded and locked for call.  Checks the arguments,
+ * takes the namespace lock shared and stages; returns the record's id, or
+ * the original's when the call retries a bound proposal (*retried).
+ */
+int64
+StageCall(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, bool *retried)
+{
+	StageArgs	a;
+
+	*retried = false;
+	StageCheckArgs(fcinfo, &a);
+	LockNamespace(t->namespace, false);
+	return StageRecord(fcinfo, call, t, &a, retried);
 }
 
 /*
@@ -695,7 +716,7 @@ StageManyStage(MemoryContext cxt, int i, FunctionCallInfo fc, MemtxCall *call, M
 	{
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
-		id = StageRecord(fc, call, t, a);
+		id = StageRecord(fc, call, t, a, NULL);
 		SPI_finish();
 	}
 	PG_CATCH();

@@ -360,6 +360,59 @@ TxnTierFloor(const char *agent, bool named)
 }
 
 /*
+ * Open a transaction of agent in namespace ns for call's principal, at tier
+ * (-1: the agent's floor; agent_named: the agent was named by a harness, so
+ * the session user's floor does not apply) and isolation (-1: the tier's),
+ * checking that the principal may begin in ns and that agent is not
+ * fenced; returns its id.  memtx.begin and memtx.propose.
+ */
+int64
+TxnBegin(MemtxCall *call, const char *agent, bool agent_named, int tier, int isolation,
+		 const char *ns)
+{
+	static SPIPlanPtr insert;
+	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID};
+	Datum		values[6];
+	int64		epoch;
+	int64		id;
+
+	if (!MemtxNamespaceMember(call->caller, ns))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to begin in this namespace"),
+				 errdetail("Role \"%s\" is not a member of the namespace.", call->caller_name),
+				 errhint("A harness grants namespaces with memtx.grant_namespace.")));
+
+	epoch = FenceAdmitWriter(agent);
+
+	if (tier < 0)
+		tier = TxnTierFloor(agent, agent_named);
+	if (isolation < 0)
+		isolation = TierIsolation[tier];
+
+	values[0] = CStringGetTextDatum(agent);
+	values[1] = CStringGetTextDatum(MemtxTierNames[tier]);
+	values[2] = CStringGetTextDatum(MemtxIsolationNames[isolation]);
+	values[3] = CStringGetTextDatum(ns);
+	values[4] = Int32GetDatum(memtx_lease_timeout);
+	values[5] = Int64GetDatum(epoch);
+	MemtxExec(MemtxPlan(&insert,
+						"INSERT INTO memtx.transactions (agent, tier, isolation, namespace, "
+						"snapshot, snapshot_xid, snapshot_seq, lease_expires_at, epoch) "
+						"VALUES ($1, $2::memtx.risk_tier, $3::memtx.isolation, $4, "
+						"pg_catalog.pg_current_snapshot(), pg_catalog.pg_current_xact_id(), "
+						"pg_catalog.nextval('memtx.clock'), "
+						"pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $5), $6) "
+						"RETURNING id",
+						6, types),
+			  values, NULL, 0);
+	id = MemtxGetInt64(0, 1);
+	ReadSetNoteBegin(id);
+	FaultPoint("begin:inserted");
+	return id;
+}
+
+/*
  * memtx.begin(tier, agent, namespace, isolation) → bigint
  *
  * A role begins only in a namespace it is a member of (or "default"); a
@@ -369,15 +422,9 @@ PG_FUNCTION_INFO_V1(memtx_begin);
 Datum
 memtx_begin(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr insert;
-	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID};
 	MemtxCall	call;
-	Datum		values[6];
 	char	   *agent;
-	int64		epoch;
 	char	   *ns;
-	int			tier;
-	int			isolation;
 	int64		id;
 
 	MemtxRequireArg(fcinfo, 2, "namespace");
@@ -406,42 +453,10 @@ memtx_begin(PG_FUNCTION_ARGS)
 	else
 		agent = call.caller_name;
 
-	if (!MemtxNamespaceMember(call.caller, ns))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to begin in this namespace"),
-				 errdetail("Role \"%s\" is not a member of the namespace.", call.caller_name),
-				 errhint("A harness grants namespaces with memtx.grant_namespace.")));
-
-	epoch = FenceAdmitWriter(agent);
-
-	if (!PG_ARGISNULL(0))
-		tier = CatalogEnumIndex(ME_TIER, PG_GETARG_DATUM(0));
-	else
-		tier = TxnTierFloor(agent, !PG_ARGISNULL(1));
-	isolation = !PG_ARGISNULL(3)
-		? (MemtxIsolation) CatalogEnumIndex(ME_ISOLATION, PG_GETARG_DATUM(3))
-		: TierIsolation[tier];
-
-	values[0] = CStringGetTextDatum(agent);
-	values[1] = CStringGetTextDatum(MemtxTierNames[tier]);
-	values[2] = CStringGetTextDatum(MemtxIsolationNames[isolation]);
-	values[3] = CStringGetTextDatum(ns);
-	values[4] = Int32GetDatum(memtx_lease_timeout);
-	values[5] = Int64GetDatum(epoch);
-	MemtxExec(MemtxPlan(&insert,
-						"INSERT INTO memtx.transactions (agent, tier, isolation, namespace, "
-						"snapshot, snapshot_xid, snapshot_seq, lease_expires_at, epoch) "
-						"VALUES ($1, $2::memtx.risk_tier, $3::memtx.isolation, $4, "
-						"pg_catalog.pg_current_snapshot(), pg_catalog.pg_current_xact_id(), "
-						"pg_catalog.nextval('memtx.clock'), "
-						"pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $5), $6) "
-						"RETURNING id",
-						6, types),
-			  values, NULL, 0);
-	id = MemtxGetInt64(0, 1);
-	ReadSetNoteBegin(id);
-	FaultPoint("begin:inserted");
+	id = TxnBegin(&call, agent, !PG_ARGISNULL(1),
+				  PG_ARGISNULL(0) ? -1 : CatalogEnumIndex(ME_TIER, PG_GETARG_DATUM(0)),
+				  PG_ARGISNULL(3) ? -1 : CatalogEnumIndex(ME_ISOLATION, PG_GETARG_DATUM(3)),
+				  ns);
 	MemtxCallEnd(&call);
 	PG_RETURN_INT64(id);
 }

@@ -47,6 +47,8 @@ typedef enum TxnNeed
 	"epoch < memtx.writer_epoch(agent)"
 #define TXN_NFIELDS 12
 
+extern int64 TxnBegin(MemtxCall *call, const char *agent, bool agent_named, int tier,
+					  int isolation, const char *ns);
 extern MemtxTxn *TxnLoad(MemtxCall *call, int64 id, TxnNeed need);
 extern MemtxTxn *TxnLoadSharing(MemtxCall *call, int64 id, TxnNeed need,
 								const int64 *others, int nothers);
