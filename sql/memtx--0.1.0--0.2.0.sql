@@ -313,12 +313,13 @@ END $$;
 COMMENT ON FUNCTION memtx.reference_check() IS 'trigger: the transaction and records a row names must exist (rows loaded by COPY FROM, as pg_restore loads them, excepted)';
 
 -- Whether this backend is running COPY FROM into the table: the one write
--- the reference triggers let through unchecked.
+-- the reference triggers let through unchecked.  C (src/references.c): it
+-- reads the backend's own COPY progress report, the row of
+-- pg_stat_progress_copy, without a query (a SQL body over that view was
+-- planned once per SQL transaction, at the first insert into records).
 CREATE FUNCTION memtx.copying_into(rel oid) RETURNS boolean
-    LANGUAGE sql STABLE PARALLEL RESTRICTED
-    SET search_path = pg_catalog, pg_temp
-    RETURN EXISTS (SELECT FROM pg_catalog.pg_stat_progress_copy p
-                    WHERE p.pid = pg_catalog.pg_backend_pid() AND p.relid = rel AND p.command = 'COPY FROM');
+    AS 'MODULE_PATHNAME', 'memtx_copying_into'
+    LANGUAGE C STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION memtx.copying_into(oid) IS 'whether this backend is running COPY FROM into the table (how pg_restore loads the store)';
 
 -- The referenced side: a transaction or record that rows name cannot be

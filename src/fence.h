@@ -9,7 +9,7 @@
 /*
  * Take role's writer lock shared and refuse (42501) while the role is
  * fenced; returns its writer epoch.  Every write as a role calls this
- * before its first check (begin, revoke; a one-call propose should too).
+ * before its first check (begin, and propose through it; revoke).
  */
 extern int64 FenceAdmitWriter(const char *role);
 
