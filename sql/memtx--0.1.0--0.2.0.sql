@@ -1040,11 +1040,13 @@ CREATE TRIGGER receipts_append_only_truncate BEFORE TRUNCATE ON memtx.receipts
  *   fence    an epoch of a role, in each namespace where the role had a
  *            transaction opened under an older epoch.
  */
+-- (A SQL-standard body binds its names when created, so it pins no
+-- search_path: with a SET clause PostgreSQL would neither inline it into the
+-- audits that call it nor keep its plan, and re-planned it at every call.)
 CREATE FUNCTION memtx.dispositions()
     RETURNS TABLE (namespace text, kind text, subject bigint, subject_is text, disposition text,
                    reason text, body jsonb, at timestamptz, pos bigint)
     LANGUAGE sql STABLE PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
     SELECT r.namespace, 'commit', r.id, 'record', r.verdict::text, r.verdict_reason,
            jsonb_build_object('tx', r.tx_id, 'record', r.id), t.ended_at, r.settled_pos
@@ -1121,7 +1123,6 @@ REVOKE ALL ON FUNCTION memtx.receipt_columns(text, bigint, text, bigint, text, t
  */
 CREATE FUNCTION memtx.receipt_problems(namespace text) RETURNS TABLE (seq bigint, detail text)
     LANGUAGE sql STABLE PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
     WITH c AS (
         SELECT r.*, pg_catalog.lag(r.hash) OVER w AS before_hash, pg_catalog.row_number() OVER w AS n
