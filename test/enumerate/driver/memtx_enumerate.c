@@ -18,12 +18,21 @@
  * that succeeds leads to the state memtx_enum.state() names; when that state
  * is new, or reached by a shorter path than before, the search goes on from
  * it unless at the depth bound.  Then the subtransaction is rolled back, which
- * restores the state the call started from, and the next call runs.  Only
- * the subtransactions of the current path are open (at most depth of them,
- * each with the few the call itself opened), so the whole run stays in one
- * top-level transaction: PostgreSQL's cache of 64 subtransaction xids per
- * backend only overflows with committed subtransactions, and these are all
- * rolled back.
+ * restores the state the call started from, and the next call runs.
+ *
+ * Only the subtransactions of the current path are open (at most depth of
+ * them, each with the few the call itself opened): PostgreSQL's cache of 64
+ * subtransaction xids per backend never overflows, since every one of them
+ * is rolled back, and beginning and rolling back one costs as much late in a
+ * run as early.  What does grow is the heap: every
+ * rolled-back call leaves dead row versions in memtx's tables (and index
+ * entries to them), which every later scan reads, and which only VACUUM
+ * removes, between SQL transactions.  Hence pause_after: after that many
+ * transitions the search unwinds (rolling everything back), keeps the visited
+ * set and the path (the position of each call on it) in session memory and
+ * returns with done = false; the caller VACUUMs memtx's tables, and resume()
+ * replays the path in fresh subtransactions, checking that each call of it
+ * reaches the state it reached before, and goes on.
  *
  * Revisits: a depth-bounded depth-first search that prunes every state seen
  * before misses states when it first reaches a state by a long path and later
@@ -40,11 +49,13 @@
  * dump_states the texts are kept as well and written to
  * memtx_enumerate.states at the end, after every subtransaction is gone.
  *
- * Memory: the calls of the state at depth d live in a context of that depth,
+ * Memory: the search lives in a context of its own under TopMemoryContext
+ * (it outlives a paused call), freed when it is done or the next run()
+ * starts.  The calls of the state at depth d live in a context of that depth,
  * reset when the state is done; everything a transition allocates besides
  * goes to a scratch context reset per transition; SPI tuple tables are freed
  * after use (an aborted subtransaction frees its own).  Memory stays flat
- * however long the run.
+ * however long the run, but for the visited set.
  */
 #include "postgres.h"
 
@@ -64,6 +75,7 @@ PG_MODULE_MAGIC;
 
 
 PG_FUNCTION_INFO_V1(memtx_enumerate_run);
+PG_FUNCTION_INFO_V1(memtx_enumerate_resume);
 
 typedef struct EnumKey
 {
@@ -104,11 +116,12 @@ typedef enum EnumPhase
 	EP_STATE,					/* memtx_enum.state(), once per successful call */
 	EP_CHECK,					/* memtx.check_invariants(), once per new state */
 	EP_SUBXACT,					/* beginning and rolling back subtransactions */
+	EP_REPLAY,					/* after a pause: the path again */
 	EP_COUNT
 } EnumPhase;
 
 static const char *const EnumPhaseNames[EP_COUNT] = {
-	"actions()", "calls", "state()", "check_invariants()", "subtransactions"
+	"actions()", "calls", "state()", "check_invariants()", "subtransactions", "replays"
 };
 
 typedef struct Enum
@@ -120,6 +133,14 @@ typedef struct Enum
 	bool		dump;
 	instr_time	start;
 	bool		stopped;		/* the time bound was reached */
+	int64		pause_after;	/* transitions per call (0: no pause) */
+	int64		call_start;		/* transitions when this call began */
+	double		elapsed_before; /* seconds spent in earlier calls */
+	bool		paused;			/* this call pauses: unwind */
+	bool		busy;			/* a call is running (left set by an error) */
+	int32		resume_depth;	/* replay the path down to here (-1: none) */
+	int32	   *pos;			/* per depth: the call in progress, or next */
+	EnumKey    *keys;			/* per depth: the state on the current path */
 
 	int64		states;
 	int64		transitions;
@@ -134,7 +155,7 @@ typedef struct Enum
 	int			sec_context;
 
 	enumset_hash *seen;
-	MemoryContext cxt;			/* the run's: visited set, plans' arguments */
+	MemoryContext cxt;			/* the search's, in TopMemoryContext */
 	MemoryContext *level;		/* per depth: the calls of the state there */
 	MemoryContext scratch;		/* per transition */
 	MemoryContext dumpcxt;		/* canonical texts, with dump_states */
@@ -201,6 +222,7 @@ EnumSpend(Enum *e, EnumPhase phase)
 	e->mark = now;
 }
 
+/* Seconds spent searching, over every call of this search. */
 static double
 EnumElapsed(Enum *e)
 {
@@ -208,7 +230,19 @@ EnumElapsed(Enum *e)
 
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, e->start);
-	return INSTR_TIME_GET_DOUBLE(now);
+	return e->elapsed_before + INSTR_TIME_GET_DOUBLE(now);
+}
+
+static EnumKey
+EnumHash(const char *state)
+{
+	EnumKey		key;
+	size_t		len = strlen(state);
+
+	key.h1 = hash_bytes_extended((const unsigned char *) state, (int) len, 0);
+	key.h2 = hash_bytes_extended((const unsigned char *) state, (int) len,
+								 UINT64CONST(0x9E3779B97F4A7C15));
+	return key;
 }
 
 /* The path of statements to the current state, one per line. */
@@ -277,14 +311,11 @@ EnumCheck(Enum *e, int depth, const char *state)
 static bool
 EnumVisit(Enum *e, int depth, const char *state)
 {
-	EnumKey		key;
+	EnumKey		key = EnumHash(state);
 	EnumEntry  *entry;
 	bool		found;
-	size_t		len = strlen(state);
 
-	key.h1 = hash_bytes_extended((const unsigned char *) state, (int) len, 0);
-	key.h2 = hash_bytes_extended((const unsigned char *) state, (int) len,
-								 UINT64CONST(0x9E3779B97F4A7C15));
+	e->keys[depth] = key;
 	entry = enumset_insert(e->seen, key, &found);
 	if (found)
 	{
@@ -316,10 +347,12 @@ EnumFatalError(int sqlerrcode)
 
 /*
  * Runs call a from the state at depth in a subtransaction, goes on from the
- * state it leads to, then rolls the subtransaction back.
+ * state it leads to, then rolls the subtransaction back.  A replay (after a
+ * pause) runs a call of the path again: it must succeed and reach the state
+ * it reached before, and counts as nothing but time.
  */
 static void
-EnumStep(Enum *e, int depth, EnumAction *a)
+EnumStep(Enum *e, int depth, EnumAction *a, bool replay)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
@@ -328,13 +361,14 @@ EnumStep(Enum *e, int depth, EnumAction *a)
 	char	   *state;
 
 	MemoryContextReset(e->scratch);
-	e->transitions++;
+	if (!replay)
+		e->transitions++;
 	e->path[depth] = a->stmt;
 
 	EnumMark(e);
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(e->scratch);
-	EnumSpend(e, EP_SUBXACT);
+	EnumSpend(e, replay ? EP_REPLAY : EP_SUBXACT);
 	PG_TRY();
 	{
 		if (OidIsValid(a->role))
@@ -343,7 +377,7 @@ EnumStep(Enum *e, int depth, EnumAction *a)
 		MemoryContextSwitchTo(e->scratch);
 		SetUserIdAndSecContext(e->user, e->sec_context);
 		SPI_freetuptable(SPI_tuptable);
-		EnumSpend(e, EP_CALL);
+		EnumSpend(e, replay ? EP_REPLAY : EP_CALL);
 		ok = true;
 	}
 	PG_CATCH();
@@ -361,6 +395,11 @@ EnumStep(Enum *e, int depth, EnumAction *a)
 		EnumSpend(e, EP_SUBXACT);
 		if (EnumFatalError(edata->sqlerrcode))
 			ReThrowError(edata);
+		if (replay)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("a call of the path failed when replayed: %s", edata->message),
+					 errdetail("Path:\n%s", EnumPathText(e, depth + 1))));
 		e->errors++;
 		/* memtx never raises without a specific SQLSTATE */
 		if (edata->sqlerrcode == ERRCODE_INTERNAL_ERROR ||
@@ -380,7 +419,19 @@ EnumStep(Enum *e, int depth, EnumAction *a)
 		return;
 
 	state = EnumState(e);
-	deeper = EnumVisit(e, depth + 1, state);
+	if (replay)
+	{
+		EnumKey		key = EnumHash(state);
+
+		if (key.h1 != e->keys[depth + 1].h1 || key.h2 != e->keys[depth + 1].h2)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("a call of the path reached another state when replayed"),
+					 errdetail("State: %s\nPath:\n%s", state, EnumPathText(e, depth + 1))));
+		deeper = true;
+	}
+	else
+		deeper = EnumVisit(e, depth + 1, state);
 	if (deeper && !e->stopped)
 	{
 		MemoryContextReset(e->scratch);
@@ -404,12 +455,22 @@ EnumExpand(Enum *e, int depth)
 	EnumAction *actions;
 	uint64		n;
 
+	uint64		first = 0;
+
 	CHECK_FOR_INTERRUPTS();
 	if (e->seconds > 0 && EnumElapsed(e) >= e->seconds)
 	{
 		e->stopped = true;
 		return;
 	}
+	/*
+	 * After a pause: above its depth, from the call of the path (replayed);
+	 * at its depth, from the next call.
+	 */
+	if (e->resume_depth >= depth)
+		first = e->pos[depth];
+	if (e->resume_depth == depth)
+		e->resume_depth = -1;
 
 	MemoryContextSwitchTo(cxt);
 	EnumMark(e);
@@ -438,9 +499,27 @@ EnumExpand(Enum *e, int depth)
 	SPI_freetuptable(SPI_tuptable);
 	MemoryContextSwitchTo(oldcxt);
 	EnumSpend(e, EP_ACTIONS);
+	if (e->resume_depth > depth && first >= n)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("memtx_enum.actions() offers fewer calls when replayed")));
 
-	for (uint64 i = 0; i < n && !e->stopped; i++)
-		EnumStep(e, depth, &actions[i]);
+	for (uint64 i = first; i < n && !e->stopped && !e->paused; i++)
+	{
+		bool		replay = depth < e->resume_depth;
+
+		if (!replay && e->pause_after > 0 &&
+			e->transitions - e->call_start >= e->pause_after)
+		{
+			/* the calls above keep theirs: the path to come back to */
+			e->paused = true;
+			e->resume_depth = depth;
+			e->pos[depth] = (int32) i;
+			break;
+		}
+		e->pos[depth] = (int32) i;
+		EnumStep(e, depth, &actions[i], replay);
+	}
 	MemoryContextReset(cxt);
 }
 
@@ -493,57 +572,43 @@ EnumDump(Enum *e)
 	}
 }
 
-Datum
-memtx_enumerate_run(PG_FUNCTION_ARGS)
+/* The search of this session that paused, or whose call failed. */
+static Enum *EnumSession;
+
+/*
+ * One call of a search: from the start, or after a pause from the path it
+ * paused on (replayed in fresh subtransactions).  Returns the row of figures
+ * so far; a search that is done is freed.
+ */
+static Datum
+EnumCall(Enum *e, FunctionCallInfo fcinfo)
 {
-	Enum	   *e;
-	TupleDesc	desc;
-	Datum		values[7];
-	bool		nulls[7] = {false};
-	double		elapsed;
-	Oid			ints[2] = {INT4OID, INT4OID};
 	MemoryContext callercxt = CurrentMemoryContext;
-	MemoryContext cxt;
+	bool		resume = e->paused;
+	TupleDesc	desc;
+	Datum		values[8];
+	bool		nulls[8] = {false};
+	double		elapsed;
+	bool		done;
+	Oid			ints[2] = {INT4OID, INT4OID};
 	char	   *state;
+	HeapTuple	tuple;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (PG_GETARG_INT32(0) < 0 || PG_GETARG_INT32(1) < 0 ||
-		PG_GETARG_INT32(2) < 0 || PG_GETARG_INT32(2) > 1000)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("bounds out of range"),
-				 errdetail("max_records and max_tx must not be negative, depth must be between 0 and 1000.")));
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("memtx_enumerate.run() needs a READ COMMITTED transaction"),
+				 errmsg("memtx_enumerate needs a READ COMMITTED transaction"),
 				 errdetail("memtx refuses calls in a transaction with a transaction snapshot.")));
-
-	cxt = AllocSetContextCreate(CurrentMemoryContext, "memtx_enumerate",
-								ALLOCSET_DEFAULT_SIZES);
-	e = MemoryContextAllocZero(cxt, sizeof(Enum));
-	e->cxt = cxt;
-	e->max_records = PG_GETARG_INT32(0);
-	e->max_tx = PG_GETARG_INT32(1);
-	e->depth_bound = PG_GETARG_INT32(2);
-	e->seconds = PG_GETARG_FLOAT8(3);
-	e->dump = PG_GETARG_BOOL(4);
+	e->busy = true;
+	e->paused = false;
+	e->call_start = e->transitions;
 	GetUserIdAndSecContext(&e->user, &e->sec_context);
-	e->seen = enumset_create(cxt, 1024, NULL);
-	e->level = MemoryContextAllocZero(cxt, sizeof(MemoryContext) * (e->depth_bound + 1));
-	for (int i = 0; i <= e->depth_bound; i++)
-		e->level[i] = AllocSetContextCreate(cxt, "memtx_enumerate level",
-											ALLOCSET_SMALL_SIZES);
-	e->scratch = AllocSetContextCreate(cxt, "memtx_enumerate transition",
-									   ALLOCSET_DEFAULT_SIZES);
-	e->dumpcxt = AllocSetContextCreate(cxt, "memtx_enumerate states",
-									   ALLOCSET_DEFAULT_SIZES);
-	e->path = MemoryContextAllocZero(cxt, sizeof(char *) * (e->depth_bound + 1));
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	MemoryContextSwitchTo(cxt);
+	MemoryContextSwitchTo(e->cxt);
 	EnumPrepare(&EnumActionsPlan, "SELECT caller, stmt FROM memtx_enum.actions($1, $2)",
 				2, ints);
 	EnumPrepare(&EnumStatePlan, "SELECT memtx_enum.state()", 0, NULL);
@@ -551,25 +616,40 @@ memtx_enumerate_run(PG_FUNCTION_ARGS)
 				"SELECT pg_catalog.count(*), pg_catalog.string_agg("
 				"pg_catalog.concat_ws(' ', invariant, record_id, detail), '; ') "
 				"FROM memtx.check_invariants()", 0, NULL);
-	e->bounds[0] = Int32GetDatum(e->max_records);
-	e->bounds[1] = Int32GetDatum(e->max_tx);
 
 	INSTR_TIME_SET_CURRENT(e->start);
 	MemoryContextSwitchTo(e->scratch);
 	state = EnumState(e);
-	MemoryContextSwitchTo(cxt);
-	if (EnumVisit(e, 0, state))
+	MemoryContextSwitchTo(e->cxt);
+	if (!resume)
+	{
+		if (EnumVisit(e, 0, state))
+			EnumExpand(e, 0);
+	}
+	else
+	{
+		EnumKey		key = EnumHash(state);
+
+		if (key.h1 != e->keys[0].h1 || key.h2 != e->keys[0].h2)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the start state changed since the search paused"),
+					 errdetail("State: %s", state)));
 		EnumExpand(e, 0);
+	}
 	elapsed = EnumElapsed(e);
-	if (e->stopped)
-		ereport(NOTICE,
-				(errmsg("the search stopped at the time bound of %g s", e->seconds),
-				 errdetail("The figures count what was explored until then.")));
-
-	EnumProfile(e, elapsed);
-
-	if (e->dump)
-		EnumDump(e);
+	e->elapsed_before = elapsed;
+	done = !e->paused;
+	if (done)
+	{
+		if (e->stopped)
+			ereport(NOTICE,
+					(errmsg("the search stopped at the time bound of %g s", e->seconds),
+					 errdetail("The figures count what was explored until then.")));
+		EnumProfile(e, elapsed);
+		if (e->dump)
+			EnumDump(e);
+	}
 	SPI_finish();
 	MemoryContextSwitchTo(callercxt);
 
@@ -580,6 +660,74 @@ memtx_enumerate_run(PG_FUNCTION_ARGS)
 	values[4] = Int32GetDatum(e->max_depth);
 	values[5] = Float8GetDatum(elapsed);
 	values[6] = Float8GetDatum(elapsed > 0 ? e->transitions / elapsed : 0);
-	MemoryContextDelete(cxt);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+	values[7] = BoolGetDatum(done);
+	tuple = heap_form_tuple(desc, values, nulls);
+	e->busy = false;
+	if (done)
+	{
+		MemoryContextDelete(e->cxt);
+		EnumSession = NULL;
+	}
+	return HeapTupleGetDatum(tuple);
+}
+
+Datum
+memtx_enumerate_run(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt;
+	Enum	   *e;
+	int32		depth = PG_GETARG_INT32(2);
+
+	if (PG_GETARG_INT32(0) < 0 || PG_GETARG_INT32(1) < 0 || depth < 0 || depth > 1000 ||
+		PG_GETARG_INT64(5) < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bounds out of range"),
+				 errdetail("max_records, max_tx and pause_after must not be negative, depth must be between 0 and 1000.")));
+	if (EnumSession != NULL)
+	{
+		MemoryContextDelete(EnumSession->cxt);
+		EnumSession = NULL;
+	}
+
+	cxt = AllocSetContextCreate(TopMemoryContext, "memtx_enumerate",
+								ALLOCSET_DEFAULT_SIZES);
+	e = MemoryContextAllocZero(cxt, sizeof(Enum));
+	e->cxt = cxt;
+	e->max_records = PG_GETARG_INT32(0);
+	e->max_tx = PG_GETARG_INT32(1);
+	e->depth_bound = depth;
+	e->seconds = PG_GETARG_FLOAT8(3);
+	e->dump = PG_GETARG_BOOL(4);
+	e->pause_after = PG_GETARG_INT64(5);
+	e->resume_depth = -1;
+	e->bounds[0] = Int32GetDatum(e->max_records);
+	e->bounds[1] = Int32GetDatum(e->max_tx);
+	e->seen = enumset_create(cxt, 1024, NULL);
+	e->level = MemoryContextAllocZero(cxt, sizeof(MemoryContext) * (depth + 1));
+	for (int i = 0; i <= depth; i++)
+		e->level[i] = AllocSetContextCreate(cxt, "memtx_enumerate level",
+											ALLOCSET_SMALL_SIZES);
+	e->scratch = AllocSetContextCreate(cxt, "memtx_enumerate transition",
+									   ALLOCSET_DEFAULT_SIZES);
+	e->dumpcxt = AllocSetContextCreate(cxt, "memtx_enumerate states",
+									   ALLOCSET_DEFAULT_SIZES);
+	e->path = MemoryContextAllocZero(cxt, sizeof(char *) * (depth + 1));
+	e->pos = MemoryContextAllocZero(cxt, sizeof(int32) * (depth + 1));
+	e->keys = MemoryContextAllocZero(cxt, sizeof(EnumKey) * (depth + 1));
+	EnumSession = e;
+	return EnumCall(e, fcinfo);
+}
+
+Datum
+memtx_enumerate_resume(PG_FUNCTION_ARGS)
+{
+	if (EnumSession == NULL || EnumSession->busy || !EnumSession->paused)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("no paused search in this session"),
+				 errdetail(EnumSession == NULL ? "No search ran, or the last one is done." :
+						   "The last call of the search failed."),
+				 errhint("Start one with memtx_enumerate.run(..., pause_after => N).")));
+	return EnumCall(EnumSession, fcinfo);
 }
