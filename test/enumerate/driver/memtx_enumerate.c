@@ -27,7 +27,9 @@
  * run as early.  What does grow is the heap: every
  * rolled-back call leaves dead row versions in memtx's tables (and index
  * entries to them), which every later scan reads, and which only VACUUM
- * removes, between SQL transactions.  Hence pause_after: after that many
+ * removes, between SQL transactions; and so does PostgreSQL's memory of the
+ * SQL transaction (combo command ids, after-trigger event chunks: tens of
+ * bytes a transition, freed at its end).  Hence pause_after: after that many
  * transitions the search unwinds (rolling everything back), keeps the visited
  * set and the path (the position of each call on it) in session memory and
  * returns with done = false; the caller VACUUMs memtx's tables, and resume()
