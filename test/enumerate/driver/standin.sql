@@ -1,8 +1,9 @@
--- A small stand-in for memtx_enum (the enumeration's shared definition of
--- the graph), with the same signatures, so that the C driver can be tried
--- before that definition exists: two agents (roles memtx_enum_a, _b, made
--- here when missing) begin, stage one of two values on one slot, commit, abort, and
--- revoke committed records.  Not symmetry-reduced: ids are renamed by rank.
+-- A small stand-in for memtx_enum (the enumeration's definition of the
+-- graph, test/enumerate/enumerate.sql), with the same signatures: the graph
+-- of run-c's self-test, where faults are planted.  Two agents (roles
+-- memtx_enum_a, _b, made here when missing) begin, stage one of two values
+-- on one slot, commit, abort, and revoke committed records.  Not
+-- symmetry-reduced: ids are renamed by rank.
 CREATE SCHEMA memtx_enum;
 
 DO $$
