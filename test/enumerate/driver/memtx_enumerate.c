@@ -1,0 +1,735 @@
+/*
+ * memtx_enumerate.c — exhaustive enumeration of memtx protocol states,
+ * driven from inside the server.
+ *
+ * A test tool, not part of the product.  memtx_enumerate.run() searches,
+ * depth first, every state that the calls of memtx_enum.actions() reach from
+ * the current one within the bounds, and runs memtx.check_invariants() at
+ * each state it has not seen before.  The graph is the one the Python driver
+ * explores: both ask memtx_enum.actions(max_records, max_tx) for the calls
+ * enabled in a state (role, statement) and memtx_enum.state() for its
+ * canonical text, so their state sets can be compared (dump_states).
+ *
+ * A transition is one call: BeginInternalSubTransaction, switch to the
+ * caller's role (SetUserIdAndSecContext: what GetUserId(), and so memtx,
+ * sees), run the statement with SPI, switch back.  A call that raises is a
+ * legitimate outcome (counted in errors, the state is unchanged); its
+ * subtransaction is rolled back as PL/pgSQL's exception blocks do.  A call
+ * that succeeds leads to the state memtx_enum.state() names; when that state
+ * is new, or reached by a shorter path than before, the search goes on from
+ * it unless at the depth bound.  Then the subtransaction is rolled back, which
+ * restores the state the call started from, and the next call runs.
+ *
+ * Only the subtransactions of the current path are open (at most depth of
+ * them, each with the few the call itself opened): PostgreSQL's cache of 64
+ * subtransaction xids per backend never overflows, since every one of them
+ * is rolled back, and beginning and rolling back one costs as much late in a
+ * run as early.  What does grow is the heap: every
+ * rolled-back call leaves dead row versions in memtx's tables (and index
+ * entries to them), which every later scan reads, and which only VACUUM
+ * removes, between SQL transactions; and so does PostgreSQL's memory of the
+ * SQL transaction (combo command ids, after-trigger event chunks: tens of
+ * bytes a transition, freed at its end).  Hence pause_after: after that many
+ * transitions the search unwinds (rolling everything back), keeps the visited
+ * set and the path (the position of each call on it) in session memory and
+ * returns with done = false; the caller VACUUMs memtx's tables, and resume()
+ * replays the path in fresh subtransactions, checking that each call of it
+ * reaches the state it reached before, and goes on.
+ *
+ * Revisits: a depth-bounded depth-first search that prunes every state seen
+ * before misses states when it first reaches a state by a long path and later
+ * by a shorter one.  The visited set keeps the shortest depth a state was
+ * expanded at and expands it again from a shorter one, so the states found
+ * are exactly those within depth calls of the start (breadth-first's set);
+ * invariants are checked once per state.
+ *
+ * The visited set holds a 128-bit hash of each canonical text (two seeds of
+ * PostgreSQL's 64-bit hash_bytes_extended), 24 bytes a state.  A collision
+ * would prune a subtree silently: with 64 bits the chance is about 1e-6 at
+ * 5.5 million states, with 128 bits it is negligible; the texts themselves
+ * (hundreds of bytes each) would cost gigabytes at that scale.  With
+ * dump_states the texts are kept as well and written to
+ * memtx_enumerate.states at the end, after every subtransaction is gone.
+ *
+ * Memory: the search lives in a context of its own under TopMemoryContext
+ * (it outlives a paused call), freed when it is done or the next run()
+ * starts.  The calls of the state at depth d live in a context of that depth,
+ * reset when the state is done; everything a transition allocates besides
+ * goes to a scratch context reset per transition; SPI tuple tables are freed
+ * after use (an aborted subtransaction frees its own).  Memory stays flat
+ * however long the run, but for the visited set.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+PG_MODULE_MAGIC;
+
+
+PG_FUNCTION_INFO_V1(memtx_enumerate_run);
+PG_FUNCTION_INFO_V1(memtx_enumerate_resume);
+
+typedef struct EnumKey
+{
+	uint64		h1;
+	uint64		h2;
+} EnumKey;
+
+typedef struct EnumEntry
+{
+	EnumKey		key;
+	int32		depth;			/* shortest depth it was reached at */
+	char		status;			/* simplehash's */
+} EnumEntry;
+
+#define SH_PREFIX enumset
+#define SH_ELEMENT_TYPE EnumEntry
+#define SH_KEY_TYPE EnumKey
+#define SH_KEY key
+#define SH_HASH_KEY(tb, k) ((uint32) (k).h1)
+#define SH_EQUAL(tb, a, b) ((a).h1 == (b).h1 && (a).h2 == (b).h2)
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* One call enabled in a state. */
+typedef struct EnumAction
+{
+	Oid			role;			/* InvalidOid: the driver's own */
+	char	   *stmt;
+} EnumAction;
+
+/* Where a run's time goes (reported in a NOTICE at the end). */
+typedef enum EnumPhase
+{
+	EP_ACTIONS,					/* memtx_enum.actions(), once per expanded state */
+	EP_CALL,					/* the call itself */
+	EP_STATE,					/* memtx_enum.state(), once per successful call */
+	EP_CHECK,					/* memtx.check_invariants(), once per new state */
+	EP_SUBXACT,					/* beginning and rolling back subtransactions */
+	EP_REPLAY,					/* after a pause: the path again */
+	EP_COUNT
+} EnumPhase;
+
+static const char *const EnumPhaseNames[EP_COUNT] = {
+	"actions()", "calls", "state()", "check_invariants()", "subtransactions", "replays"
+};
+
+typedef struct Enum
+{
+	int32		max_records;
+	int32		max_tx;
+	int32		depth_bound;
+	double		seconds;
+	bool		dump;
+	instr_time	start;
+	bool		stopped;		/* the time bound was reached */
+	int64		pause_after;	/* transitions per call (0: no pause) */
+	int64		call_start;		/* transitions when this call began */
+	double		elapsed_before; /* seconds spent in earlier calls */
+	bool		paused;			/* this call pauses: unwind */
+	bool		busy;			/* a call is running (left set by an error) */
+	int32		resume_depth;	/* replay the path down to here (-1: none) */
+	int32	   *pos;			/* per depth: the call in progress, or next */
+	EnumKey    *keys;			/* per depth: the state on the current path */
+
+	int64		states;
+	int64		transitions;
+	int64		errors;
+	int64		violations;
+	int32		max_depth;
+	double		spent[EP_COUNT];	/* seconds per phase */
+	int64		expanded;		/* actions() calls */
+	instr_time	mark;			/* start of the current phase */
+
+	Oid			user;			/* the driver's role and security context */
+	int			sec_context;
+
+	enumset_hash *seen;
+	MemoryContext cxt;			/* the search's, in TopMemoryContext */
+	MemoryContext *level;		/* per depth: the calls of the state there */
+	MemoryContext scratch;		/* per transition */
+	MemoryContext dumpcxt;		/* canonical texts, with dump_states */
+	List	   *dumped;
+	const char **path;			/* statements from the start to here */
+
+	Datum		bounds[2];		/* actions()'s arguments */
+} Enum;
+
+static void EnumExpand(Enum *e, int depth);
+
+/*
+ * The three queries of a transition, prepared once per session (a dropped and
+ * re-created memtx_enum is re-planned by the plan cache).
+ */
+static SPIPlanPtr EnumActionsPlan;
+static SPIPlanPtr EnumStatePlan;
+static SPIPlanPtr EnumCheckPlan;
+
+static void
+EnumPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan;
+
+	if (*slot != NULL)
+		return;
+	plan = SPI_prepare(sql, nargs, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "SPI_keepplan failed");
+	*slot = plan;
+}
+
+/*
+ * SPI_execute_plan in the caller's memory context (SPI leaves its procedure
+ * context current, which lives until SPI_finish).
+ */
+static int
+EnumExec(SPIPlanPtr plan, Datum *args, long limit)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	int			rc = SPI_execute_plan(plan, args, NULL, false, limit);
+
+	MemoryContextSwitchTo(cxt);
+	return rc;
+}
+
+static void
+EnumMark(Enum *e)
+{
+	INSTR_TIME_SET_CURRENT(e->mark);
+}
+
+/* Adds the time since the last mark to a phase, and marks. */
+static void
+EnumSpend(Enum *e, EnumPhase phase)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	e->spent[phase] += INSTR_TIME_GET_DOUBLE(now) - INSTR_TIME_GET_DOUBLE(e->mark);
+	e->mark = now;
+}
+
+/* Seconds spent searching, over every call of this search. */
+static double
+EnumElapsed(Enum *e)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, e->start);
+	return e->elapsed_before + INSTR_TIME_GET_DOUBLE(now);
+}
+
+static EnumKey
+EnumHash(const char *state)
+{
+	EnumKey		key;
+	size_t		len = strlen(state);
+
+	key.h1 = hash_bytes_extended((const unsigned char *) state, (int) len, 0);
+	key.h2 = hash_bytes_extended((const unsigned char *) state, (int) len,
+								 UINT64CONST(0x9E3779B97F4A7C15));
+	return key;
+}
+
+/* The path of statements to the current state, one per line. */
+static char *
+EnumPathText(Enum *e, int depth)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < depth; i++)
+		appendStringInfo(&buf, "%s%s;", i ? "\n" : "", e->path[i]);
+	return buf.data;
+}
+
+/* The canonical text of the current state (in the scratch context). */
+static char *
+EnumState(Enum *e)
+{
+	char	   *state;
+
+	EnumMark(e);
+	if (EnumExec(EnumStatePlan, NULL, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "memtx_enum.state() returned no row");
+	state = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (state == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("memtx_enum.state() returned null")));
+	SPI_freetuptable(SPI_tuptable);
+	EnumSpend(e, EP_STATE);
+	return state;
+}
+
+/* check_invariants() at a new state; a violation is reported with its path. */
+static void
+EnumCheck(Enum *e, int depth, const char *state)
+{
+	bool		isnull;
+	int64		n;
+
+	EnumMark(e);
+	if (EnumExec(EnumCheckPlan, NULL, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "memtx.check_invariants() count returned no row");
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	EnumSpend(e, EP_CHECK);
+	if (n > 0)
+	{
+		char	   *rows = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+
+		e->violations++;
+		ereport(WARNING,
+				(errmsg("memtx.check_invariants() returned %lld rows after %d calls",
+						(long long) n, depth),
+				 errdetail("Rows: %s\nState: %s\nPath:\n%s", rows ? rows : "",
+						   state, EnumPathText(e, depth))));
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * Records the state just reached at depth; returns whether the search goes
+ * on from it (new, or reached by a shorter path than before).
+ */
+static bool
+EnumVisit(Enum *e, int depth, const char *state)
+{
+	EnumKey		key = EnumHash(state);
+	EnumEntry  *entry;
+	bool		found;
+
+	e->keys[depth] = key;
+	entry = enumset_insert(e->seen, key, &found);
+	if (found)
+	{
+		if (entry->depth <= depth)
+			return false;
+		entry->depth = depth;
+		return depth < e->depth_bound;
+	}
+	entry->depth = depth;
+	e->states++;
+	if (depth > e->max_depth)
+		e->max_depth = depth;
+	if (e->dump)
+		e->dumped = lappend(e->dumped, MemoryContextStrdup(e->dumpcxt, state));
+	EnumCheck(e, depth, state);
+	return depth < e->depth_bound;
+}
+
+/*
+ * Errors the driver must not swallow: a cancel or a shutdown, memory or disk
+ * exhausted (the run could not go on meaningfully).
+ */
+static bool
+EnumFatalError(int sqlerrcode)
+{
+	return ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_OPERATOR_INTERVENTION ||
+		sqlerrcode == ERRCODE_OUT_OF_MEMORY || sqlerrcode == ERRCODE_DISK_FULL;
+}
+
+/*
+ * Runs call a from the state at depth in a subtransaction, goes on from the
+ * state it leads to, then rolls the subtransaction back.  A replay (after a
+ * pause) runs a call of the path again: it must succeed and reach the state
+ * it reached before, and counts as nothing but time.
+ */
+static void
+EnumStep(Enum *e, int depth, EnumAction *a, bool replay)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	volatile bool ok = false;
+	bool		deeper;
+	char	   *state;
+
+	MemoryContextReset(e->scratch);
+	if (!replay)
+		e->transitions++;
+	e->path[depth] = a->stmt;
+
+	EnumMark(e);
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(e->scratch);
+	EnumSpend(e, replay ? EP_REPLAY : EP_SUBXACT);
+	PG_TRY();
+	{
+		if (OidIsValid(a->role))
+			SetUserIdAndSecContext(a->role, e->sec_context);
+		SPI_execute(a->stmt, false, 0);
+		MemoryContextSwitchTo(e->scratch);
+		SetUserIdAndSecContext(e->user, e->sec_context);
+		SPI_freetuptable(SPI_tuptable);
+		EnumSpend(e, replay ? EP_REPLAY : EP_CALL);
+		ok = true;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(e->scratch);
+		edata = CopyErrorData();
+		FlushErrorState();
+		EnumSpend(e, EP_CALL);
+		/* restores the role too */
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		EnumSpend(e, EP_SUBXACT);
+		if (EnumFatalError(edata->sqlerrcode))
+			ReThrowError(edata);
+		if (replay)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("a call of the path failed when replayed: %s", edata->message),
+					 errdetail("Path:\n%s", EnumPathText(e, depth + 1))));
+		e->errors++;
+		/* memtx never raises without a specific SQLSTATE */
+		if (edata->sqlerrcode == ERRCODE_INTERNAL_ERROR ||
+			edata->sqlerrcode == ERRCODE_RAISE_EXCEPTION)
+		{
+			e->violations++;
+			ereport(WARNING,
+					(errmsg("a call raised an error without a specific SQLSTATE: %s",
+							edata->message),
+					 errdetail("SQLSTATE %s after %d calls. Path:\n%s",
+							   unpack_sql_state(edata->sqlerrcode), depth + 1,
+							   EnumPathText(e, depth + 1))));
+		}
+	}
+	PG_END_TRY();
+	if (!ok)
+		return;
+
+	state = EnumState(e);
+	if (replay)
+	{
+		EnumKey		key = EnumHash(state);
+
+		if (key.h1 != e->keys[depth + 1].h1 || key.h2 != e->keys[depth + 1].h2)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("a call of the path reached another state when replayed"),
+					 errdetail("State: %s\nPath:\n%s", state, EnumPathText(e, depth + 1))));
+		deeper = true;
+	}
+	else
+		deeper = EnumVisit(e, depth + 1, state);
+	if (deeper && !e->stopped)
+	{
+		MemoryContextReset(e->scratch);
+		MemoryContextSwitchTo(oldcxt);
+		EnumExpand(e, depth + 1);
+	}
+
+	EnumMark(e);
+	RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(oldcxt);
+	CurrentResourceOwner = oldowner;
+	EnumSpend(e, EP_SUBXACT);
+}
+
+/* Runs every call enabled in the current state, at depth. */
+static void
+EnumExpand(Enum *e, int depth)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	MemoryContext cxt = e->level[depth];
+	EnumAction *actions;
+	uint64		n;
+
+	uint64		first = 0;
+
+	CHECK_FOR_INTERRUPTS();
+	if (e->seconds > 0 && EnumElapsed(e) >= e->seconds)
+	{
+		e->stopped = true;
+		return;
+	}
+	/*
+	 * After a pause: above its depth, from the call of the path (replayed);
+	 * at its depth, from the next call.
+	 */
+	if (e->resume_depth >= depth)
+		first = e->pos[depth];
+	if (e->resume_depth == depth)
+		e->resume_depth = -1;
+
+	MemoryContextSwitchTo(cxt);
+	EnumMark(e);
+	e->expanded++;
+	if (EnumExec(EnumActionsPlan, e->bounds, 0) != SPI_OK_SELECT)
+		elog(ERROR, "memtx_enum.actions() failed");
+	n = SPI_processed;
+	actions = palloc(sizeof(EnumAction) * Max(n, 1));
+	for (uint64 i = 0; i < n; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Datum		caller = SPI_getbinval(tup, desc, 1, &isnull);
+		Datum		stmt;
+
+		actions[i].role = isnull ? InvalidOid :
+			get_role_oid(TextDatumGetCString(caller), false);
+		stmt = SPI_getbinval(tup, desc, 2, &isnull);
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("memtx_enum.actions() returned a null stmt")));
+		actions[i].stmt = TextDatumGetCString(stmt);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	MemoryContextSwitchTo(oldcxt);
+	EnumSpend(e, EP_ACTIONS);
+	if (e->resume_depth > depth && first >= n)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("memtx_enum.actions() offers fewer calls when replayed")));
+
+	for (uint64 i = first; i < n && !e->stopped && !e->paused; i++)
+	{
+		bool		replay = depth < e->resume_depth;
+
+		if (!replay && e->pause_after > 0 &&
+			e->transitions - e->call_start >= e->pause_after)
+		{
+			/* the calls above keep theirs: the path to come back to */
+			e->paused = true;
+			e->resume_depth = depth;
+			e->pos[depth] = (int32) i;
+			break;
+		}
+		e->pos[depth] = (int32) i;
+		EnumStep(e, depth, &actions[i], replay);
+	}
+	MemoryContextReset(cxt);
+}
+
+/* A NOTICE with the time per transition of each phase. */
+static void
+EnumProfile(Enum *e, double elapsed)
+{
+	StringInfoData buf;
+	double		rest = elapsed;
+	double		per = e->transitions > 0 ? 1e6 / e->transitions : 0;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < EP_COUNT; i++)
+	{
+		appendStringInfo(&buf, "%s %.1f us (%.0f%%), ", EnumPhaseNames[i],
+						 e->spent[i] * per, elapsed > 0 ? 100 * e->spent[i] / elapsed : 0);
+		rest -= e->spent[i];
+	}
+	appendStringInfo(&buf, "the driver %.1f us", rest * per);
+	ereport(NOTICE,
+			(errmsg("time per transition: %.1f us", elapsed * per),
+			 errdetail("%s; actions() ran %lld times, check_invariants() %lld times, "
+					   "state() %lld times.", buf.data, (long long) e->expanded,
+					   (long long) e->states,
+					   (long long) (e->transitions - e->errors + 1))));
+}
+
+/* Writes the canonical texts to memtx_enumerate.states. */
+static void
+EnumDump(Enum *e)
+{
+	Oid			types[1] = {TEXTOID};
+	SPIPlanPtr	plan;
+	ListCell   *lc;
+
+	if (SPI_execute("TRUNCATE memtx_enumerate.states", false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "truncating memtx_enumerate.states failed");
+	MemoryContextSwitchTo(e->cxt);
+	plan = SPI_prepare("INSERT INTO memtx_enumerate.states (state) VALUES ($1)", 1, types);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed");
+	foreach(lc, e->dumped)
+	{
+		Datum		arg = CStringGetTextDatum((char *) lfirst(lc));
+
+		if (SPI_execute_plan(plan, &arg, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "inserting into memtx_enumerate.states failed");
+		MemoryContextSwitchTo(e->cxt);
+		pfree(DatumGetPointer(arg));
+	}
+}
+
+/* The search of this session that paused, or whose call failed. */
+static Enum *EnumSession;
+
+/*
+ * One call of a search: from the start, or after a pause from the path it
+ * paused on (replayed in fresh subtransactions).  Returns the row of figures
+ * so far; a search that is done is freed.
+ */
+static Datum
+EnumCall(Enum *e, FunctionCallInfo fcinfo)
+{
+	MemoryContext callercxt = CurrentMemoryContext;
+	bool		resume = e->paused;
+	TupleDesc	desc;
+	Datum		values[8];
+	bool		nulls[8] = {false};
+	double		elapsed;
+	bool		done;
+	Oid			ints[2] = {INT4OID, INT4OID};
+	char	   *state;
+	HeapTuple	tuple;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("memtx_enumerate needs a READ COMMITTED transaction"),
+				 errdetail("memtx refuses calls in a transaction with a transaction snapshot.")));
+	e->busy = true;
+	e->paused = false;
+	e->call_start = e->transitions;
+	GetUserIdAndSecContext(&e->user, &e->sec_context);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	MemoryContextSwitchTo(e->cxt);
+	EnumPrepare(&EnumActionsPlan, "SELECT caller, stmt FROM memtx_enum.actions($1, $2)",
+				2, ints);
+	EnumPrepare(&EnumStatePlan, "SELECT memtx_enum.state()", 0, NULL);
+	EnumPrepare(&EnumCheckPlan,
+				"SELECT pg_catalog.count(*), pg_catalog.string_agg("
+				"pg_catalog.concat_ws(' ', invariant, record_id, detail), '; ') "
+				"FROM memtx.check_invariants()", 0, NULL);
+
+	INSTR_TIME_SET_CURRENT(e->start);
+	MemoryContextSwitchTo(e->scratch);
+	state = EnumState(e);
+	MemoryContextSwitchTo(e->cxt);
+	if (!resume)
+	{
+		if (EnumVisit(e, 0, state))
+			EnumExpand(e, 0);
+	}
+	else
+	{
+		EnumKey		key = EnumHash(state);
+
+		if (key.h1 != e->keys[0].h1 || key.h2 != e->keys[0].h2)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the start state changed since the search paused"),
+					 errdetail("State: %s", state)));
+		EnumExpand(e, 0);
+	}
+	elapsed = EnumElapsed(e);
+	e->elapsed_before = elapsed;
+	done = !e->paused;
+	if (done)
+	{
+		if (e->stopped)
+			ereport(NOTICE,
+					(errmsg("the search stopped at the time bound of %g s", e->seconds),
+					 errdetail("The figures count what was explored until then.")));
+		EnumProfile(e, elapsed);
+		if (e->dump)
+			EnumDump(e);
+	}
+	SPI_finish();
+	MemoryContextSwitchTo(callercxt);
+
+	values[0] = Int64GetDatum(e->states);
+	values[1] = Int64GetDatum(e->transitions);
+	values[2] = Int64GetDatum(e->errors);
+	values[3] = Int64GetDatum(e->violations);
+	values[4] = Int32GetDatum(e->max_depth);
+	values[5] = Float8GetDatum(elapsed);
+	values[6] = Float8GetDatum(elapsed > 0 ? e->transitions / elapsed : 0);
+	values[7] = BoolGetDatum(done);
+	tuple = heap_form_tuple(desc, values, nulls);
+	e->busy = false;
+	if (done)
+	{
+		MemoryContextDelete(e->cxt);
+		EnumSession = NULL;
+	}
+	return HeapTupleGetDatum(tuple);
+}
+
+Datum
+memtx_enumerate_run(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt;
+	Enum	   *e;
+	int32		depth = PG_GETARG_INT32(2);
+
+	if (PG_GETARG_INT32(0) < 0 || PG_GETARG_INT32(1) < 0 || depth < 0 || depth > 1000 ||
+		PG_GETARG_INT64(5) < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bounds out of range"),
+				 errdetail("max_records, max_tx and pause_after must not be negative, depth must be between 0 and 1000.")));
+	if (EnumSession != NULL)
+	{
+		MemoryContextDelete(EnumSession->cxt);
+		EnumSession = NULL;
+	}
+
+	cxt = AllocSetContextCreate(TopMemoryContext, "memtx_enumerate",
+								ALLOCSET_DEFAULT_SIZES);
+	e = MemoryContextAllocZero(cxt, sizeof(Enum));
+	e->cxt = cxt;
+	e->max_records = PG_GETARG_INT32(0);
+	e->max_tx = PG_GETARG_INT32(1);
+	e->depth_bound = depth;
+	e->seconds = PG_GETARG_FLOAT8(3);
+	e->dump = PG_GETARG_BOOL(4);
+	e->pause_after = PG_GETARG_INT64(5);
+	e->resume_depth = -1;
+	e->bounds[0] = Int32GetDatum(e->max_records);
+	e->bounds[1] = Int32GetDatum(e->max_tx);
+	e->seen = enumset_create(cxt, 1024, NULL);
+	e->level = MemoryContextAllocZero(cxt, sizeof(MemoryContext) * (depth + 1));
+	for (int i = 0; i <= depth; i++)
+		e->level[i] = AllocSetContextCreate(cxt, "memtx_enumerate level",
+											ALLOCSET_SMALL_SIZES);
+	e->scratch = AllocSetContextCreate(cxt, "memtx_enumerate transition",
+									   ALLOCSET_DEFAULT_SIZES);
+	e->dumpcxt = AllocSetContextCreate(cxt, "memtx_enumerate states",
+									   ALLOCSET_DEFAULT_SIZES);
+	e->path = MemoryContextAllocZero(cxt, sizeof(char *) * (depth + 1));
+	e->pos = MemoryContextAllocZero(cxt, sizeof(int32) * (depth + 1));
+	e->keys = MemoryContextAllocZero(cxt, sizeof(EnumKey) * (depth + 1));
+	EnumSession = e;
+	return EnumCall(e, fcinfo);
+}
+
+Datum
+memtx_enumerate_resume(PG_FUNCTION_ARGS)
+{
+	if (EnumSession == NULL || EnumSession->busy || !EnumSession->paused)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("no paused search in this session"),
+				 errdetail(EnumSession == NULL ? "No search ran, or the last one is done." :
+						   "The last call of the search failed."),
+				 errhint("Start one with memtx_enumerate.run(..., pause_after => N).")));
+	return EnumCall(EnumSession, fcinfo);
+}
