@@ -462,13 +462,18 @@ CascadeStagingHasActions(int64 tx)
 	/*
 	 * The records with children first, fenced off: the planner would
 	 * otherwise join the descendants with every active record (a scan of
-	 * the store).  Each descendant is then looked up by id.
+	 * the store).  They are read in staging order, through the transaction's
+	 * index: the partial index of tentative records would serve as well,
+	 * but keeps the entry of every record that was ever tentative until
+	 * VACUUM, and many proposals in one SQL transaction would each read all
+	 * of the earlier ones'.  Each descendant is then looked up by id.
 	 */
 	MemtxExec(MemtxPlan(&plan,
 						"WITH p AS MATERIALIZED ("
 						"  SELECT r.id FROM memtx.records r "
 						"  WHERE r.tx_id = $1 AND r.state = 'tentative' "
-						"    AND EXISTS (SELECT 1 FROM memtx.edges e WHERE e.parent = r.id)) "
+						"    AND EXISTS (SELECT 1 FROM memtx.edges e WHERE e.parent = r.id) "
+						"  ORDER BY r.staged_pos) "
 						"SELECT 1 FROM p, memtx.descendants(p.id) d(id) "
 						"WHERE (SELECT a.kind = 'tool_action' AND memtx.is_active(a.state) "
 						"       FROM memtx.records a WHERE a.id = d.id) "
