@@ -22,11 +22,11 @@
  * validated is transient (SPEC §1): the pipeline takes a record that passed
  * its four checks from tentative to committed (or action_safe) in one
  * UPDATE, a path through validated without a row version of its own.  The
- * trigger lets that move through only for the one record the pipeline has
+ * trigger lets that move through only for the records the pipeline has
  * declared, in this backend, for the UPDATE it is running
- * (LifecyclePassValidated; the pass is used up by the move or cleared when
- * the UPDATE ends): every other tentative → committed is refused, for every
- * role, as before.
+ * (LifecyclePassValidated; each record's pass is used up by its move, and
+ * all are cleared when the UPDATE ends): every other tentative → committed
+ * is refused, for every role, as before.
  */
 #include "memtx.h"
 
@@ -143,19 +143,46 @@ LifecycleLegal(MemtxState from, MemtxState to)
 	return (LifecycleMoves[from] & (1 << to)) != 0;
 }
 
-/* The record the pipeline is promoting through validated (0: none). */
-static int64 LifecyclePassing = 0;
+/*
+ * The records the pipeline is promoting through validated, sorted, and
+ * whether each has moved yet (none: no promotion running).
+ */
+static int64 *LifecyclePassIds = NULL;
+static bool *LifecyclePassUsed = NULL;
+static int	LifecyclePassN = 0;
 
-/* Declare (id) or end (0) the pipeline's promotion of record id. */
-void
-LifecyclePassValidated(int64 id)
+static int
+LifecycleCompareIds(const void *a, const void *b)
 {
-	LifecyclePassing = id;
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
 }
 
 /*
- * Whether the move of the record in tuple from tentative to "to" is the
- * declared promotion through validated; uses the pass up.
+ * Declare the pipeline's promotion of records ids[0..n) (n = 0: end it).
+ * The pass is copied into the current memory context, which outlives the
+ * UPDATE; ending it only forgets it (it may end while an error unwinds).
+ */
+void
+LifecyclePassValidated(const int64 *ids, int n)
+{
+	LifecyclePassIds = NULL;
+	LifecyclePassUsed = NULL;
+	LifecyclePassN = 0;
+	if (n == 0)
+		return;
+	LifecyclePassIds = palloc(sizeof(int64) * n);
+	LifecyclePassUsed = palloc0(sizeof(bool) * n);
+	memcpy(LifecyclePassIds, ids, sizeof(int64) * n);
+	qsort(LifecyclePassIds, n, sizeof(int64), LifecycleCompareIds);
+	LifecyclePassN = n;
+}
+
+/*
+ * Whether the move of the record in tuple from tentative to "to" is a
+ * declared promotion through validated; uses that record's pass up.
  */
 static bool
 LifecyclePromoting(HeapTuple tuple, TupleDesc desc, MemtxState to)
@@ -163,15 +190,21 @@ LifecyclePromoting(HeapTuple tuple, TupleDesc desc, MemtxState to)
 	int			idatt = SPI_fnumber(desc, "id");
 	bool		isnull;
 	Datum		id;
+	int64		key;
+	int64	   *hit;
 
-	if (LifecyclePassing == 0 || idatt <= 0 ||
+	if (LifecyclePassN == 0 || idatt <= 0 ||
 		!LifecycleLegal(MS_VALIDATED, MS_COMMITTED) ||
 		!(to == MS_COMMITTED || (to == MS_ACTION_SAFE && LifecycleLegal(MS_COMMITTED, MS_ACTION_SAFE))))
 		return false;
 	id = heap_getattr(tuple, idatt, desc, &isnull);
-	if (isnull || DatumGetInt64(id) != LifecyclePassing)
+	if (isnull)
 		return false;
-	LifecyclePassing = 0;
+	key = DatumGetInt64(id);
+	hit = bsearch(&key, LifecyclePassIds, LifecyclePassN, sizeof(int64), LifecycleCompareIds);
+	if (hit == NULL || LifecyclePassUsed[hit - LifecyclePassIds])
+		return false;
+	LifecyclePassUsed[hit - LifecyclePassIds] = true;
 	return true;
 }
 

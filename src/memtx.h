@@ -172,6 +172,6 @@ extern void StageRestoring(int64 record);
 
 /* lifecycle.c */
 extern bool LifecycleLegal(MemtxState from, MemtxState to);
-extern void LifecyclePassValidated(int64 id);
+extern void LifecyclePassValidated(const int64 *ids, int n);
 
 #endif							/* MEMTX_H */

@@ -6,6 +6,11 @@
  * stability — and each record committed earlier in the run is an active
  * belief for the later ones.  Failing records are quarantined with a reason;
  * passing ones become committed (action_safe at the external_action tier).
+ * A later record can observe an earlier one only as a rival on its slot or
+ * as a parent, so a passing record whose slot no later record shares and
+ * that has no children is promoted with all such records in one UPDATE at
+ * the end of the run (PipelineDeferrable); the others at once, in order.
+ * Either way the run's outcome is that of promoting each as it passes.
  *
  * Concurrency.  commit takes, in the order of locks.c, the transaction row
  * (a second commit, or a stage, waits and then sees the outcome), the
@@ -35,24 +40,32 @@
 #include "receipt.h"
 
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 /*
- * Take a record to committed (or action_safe) through validated, in one
- * UPDATE: validated is transient (SPEC §1), and the lifecycle trigger lets
- * this one record through because the pipeline declares it.
+ * Take records ids[0..n) to committed (or action_safe) through validated, in
+ * one UPDATE: validated is transient (SPEC §1), and the lifecycle trigger
+ * lets these records through because the pipeline declares them.  Each
+ * takes its own clock position, in the order of ids (staging order).
  */
 static void
-PipelinePromote(int64 id, bool action_safe, bool set_verdict)
+PipelinePromote(const int64 *ids, int n, bool action_safe, bool set_verdict)
 {
 	static SPIPlanPtr promote;
-	static const Oid types[] = {INT8OID, BOOLOID, BOOLOID};
+	static const Oid types[] = {INT8ARRAYOID, BOOLOID, BOOLOID};
 	Datum		values[3];
+	Datum	   *idd;
 
-	values[0] = Int64GetDatum(id);
+	if (n == 0)
+		return;
+	idd = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+		idd[i] = Int64GetDatum(ids[i]);
+	values[0] = RecIdsDatum(idd, n);
 	values[1] = BoolGetDatum(set_verdict);
 	values[2] = BoolGetDatum(action_safe);
 	MemtxPlan(&promote,
@@ -63,21 +76,22 @@ PipelinePromote(int64 id, bool action_safe, bool set_verdict)
 			  "settled_pos = coalesce(settled_pos, n.pos), "
 			  "verdict = CASE WHEN $2 THEN (CASE WHEN $3 THEN 'action_safe' ELSE 'committed' END)::memtx.state ELSE verdict END, "
 			  "verdict_reason = CASE WHEN $2 THEN NULL ELSE verdict_reason END "
-			  "FROM (SELECT pg_catalog.nextval('memtx.clock') AS pos) n "
-			  "WHERE memtx.records.id = $1 AND memtx.records.state = 'tentative'",
+			  "FROM (SELECT u.id, pg_catalog.nextval('memtx.clock') AS pos "
+			  "      FROM unnest($1) WITH ORDINALITY AS u(id, ord)) n "
+			  "WHERE memtx.records.id = n.id AND memtx.records.state = 'tentative'",
 			  3, types);
-	LifecyclePassValidated(id);
+	LifecyclePassValidated(ids, n);
 	PG_TRY();
 	{
 		MemtxExec(promote, values, NULL, 0);
 	}
 	PG_FINALLY();
 	{
-		LifecyclePassValidated(0);
+		LifecyclePassValidated(NULL, 0);
 	}
 	PG_END_TRY();
-	if (SPI_processed != 1)
-		elog(ERROR, "record " INT64_FORMAT " was not tentative when promoted", id);
+	if (SPI_processed != (uint64) n)
+		elog(ERROR, "%d records to promote, " UINT64_FORMAT " were tentative", n, SPI_processed);
 }
 
 static void
@@ -130,12 +144,13 @@ PipelineIdList(Datum *ids, int n)
 }
 
 /*
- * Run the four checks on one staged record; returns MR_NONE when it passes.
+ * Run the four checks on one staged record; returns MR_NONE when it passes,
+ * promoted unless defer (the caller promotes it later, with others).
  * *checks is how many checks it passed, *superseded the ids it superseded.
  */
 static MemtxReason
-PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, HTAB *memo,
-			  int32 *checks, char **superseded)
+PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, bool defer,
+			  HTAB *memo, int32 *checks, char **superseded)
 {
 	ConflictResult cr;
 
@@ -164,7 +179,8 @@ PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, HTAB 
 	*checks = 4;
 	*superseded = PipelineIdList(cr.supersede, cr.nsupersede);
 	ConflictSupersede(cr.supersede, cr.nsupersede);
-	PipelinePromote(rec->id, t->tier == MT_EXTERNAL_ACTION, true);
+	if (!defer)
+		PipelinePromote(&rec->id, 1, t->tier == MT_EXTERNAL_ACTION, true);
 	return MR_NONE;
 }
 
@@ -209,11 +225,12 @@ PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx, int64 *nst
 
 /*
  * The staged records of open transaction t, in staging order, with whether
- * each is valid now and has provenance (see ConflictCheck); locks the slots
- * they touch.  Returns their number.
+ * each is valid now, has provenance (see ConflictCheck) and has children;
+ * locks the slots they touch.  Returns their number.
  */
 static uint64
-PipelineLoadStaged(MemtxTxn *t, MemtxRec **recs, bool **valid_now, bool **provenance)
+PipelineLoadStaged(MemtxTxn *t, MemtxRec **recs, bool **valid_now, bool **provenance,
+				   bool **has_children)
 {
 	static SPIPlanPtr staged;
 	static const Oid types[] = {INT8OID, TIMESTAMPTZOID, BOOLOID};
@@ -228,7 +245,9 @@ PipelineLoadStaged(MemtxTxn *t, MemtxRec **recs, bool **valid_now, bool **proven
 						"SELECT r.*, r.valid @> $2 AS memtx_valid_now, "
 						"       EXISTS (SELECT 1 FROM memtx.edges e WHERE e.child = r.id) "
 						"       OR ($3 AND EXISTS (SELECT 1 FROM memtx.read_set s WHERE s.tx_id = $1)) "
-						"       AS memtx_provenance "
+						"       AS memtx_provenance, "
+						"       EXISTS (SELECT 1 FROM memtx.edges e WHERE e.parent = r.id) "
+						"       AS memtx_has_children "
 						"FROM memtx.records r "
 						"WHERE r.tx_id = $1 AND r.state = 'tentative' ORDER BY r.staged_pos",
 						3, types),
@@ -238,12 +257,14 @@ PipelineLoadStaged(MemtxTxn *t, MemtxRec **recs, bool **valid_now, bool **proven
 	*recs = RecDecodeAll(tuptable, n);
 	*valid_now = palloc(sizeof(bool) * (n + 1));
 	*provenance = palloc(sizeof(bool) * (n + 1));
+	*has_children = palloc(sizeof(bool) * (n + 1));
 	if (n > 0)
 	{
 		char	  **ents = palloc(sizeof(char *) * n);
 		char	  **atts = palloc(sizeof(char *) * n);
 		int			validcol = SPI_fnumber(tuptable->tupdesc, "memtx_valid_now");
 		int			provcol = SPI_fnumber(tuptable->tupdesc, "memtx_provenance");
+		int			childcol = SPI_fnumber(tuptable->tupdesc, "memtx_has_children");
 
 		for (uint64 i = 0; i < n; i++)
 		{
@@ -253,6 +274,8 @@ PipelineLoadStaged(MemtxTxn *t, MemtxRec **recs, bool **valid_now, bool **proven
 														 validcol, &isnull));
 			(*provenance)[i] = DatumGetBool(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc,
 														  provcol, &isnull));
+			(*has_children)[i] = DatumGetBool(SPI_getbinval(tuptable->vals[i], tuptable->tupdesc,
+															childcol, &isnull));
 			ents[i] = (*recs)[i].entity;
 			atts[i] = (*recs)[i].attribute;
 		}
@@ -262,18 +285,69 @@ PipelineLoadStaged(MemtxTxn *t, MemtxRec **recs, bool **valid_now, bool **proven
 }
 
 /*
+ * Which of recs[0..n) (staging order) may be promoted after the run rather
+ * than when they pass: those that no later record of the run can observe.
+ * A later record sees an earlier one as a rival on its slot (step 3d) and
+ * as a parent (3a–3c, 4); so a record whose slot no later record shares and
+ * that has no children can wait, and the run promotes all such records in
+ * one statement at its end.  Slots are compared by a 64-bit hash of entity
+ * and attribute: a collision only makes a record be promoted at once.  None
+ * waits unless allowed (a run that may repair tool actions).
+ */
+static bool *
+PipelineDeferrable(MemtxRec *recs, const bool *has_children, uint64 n, bool allowed)
+{
+	bool	   *defer = palloc0(sizeof(bool) * (n + 1));
+	uint64	   *keys = palloc(sizeof(uint64) * (n + 1));
+	HASHCTL		ctl;
+	HTAB	   *later;
+
+	if (!allowed || n < 2)
+		return defer;			/* none, or one record: nothing to gain */
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(uint64) + sizeof(int64);
+	later = hash_create("memtx later slots", (long) n, &ctl, HASH_ELEM | HASH_BLOBS);
+	for (uint64 i = 0; i < n; i++)
+	{
+		bool		found;
+		int64	   *count;
+
+		keys[i] = hash_bytes_extended((const unsigned char *) recs[i].entity,
+									  (int) strlen(recs[i].entity), 0) ^
+			hash_bytes_extended((const unsigned char *) recs[i].attribute,
+								(int) strlen(recs[i].attribute), 1);
+		count = (int64 *) ((char *) hash_search(later, &keys[i], HASH_ENTER, &found) + sizeof(uint64));
+		*count = found ? *count + 1 : 1;
+	}
+	for (uint64 i = 0; i < n; i++)
+	{
+		int64	   *count = (int64 *) ((char *) hash_search(later, &keys[i], HASH_FIND, NULL) +
+									   sizeof(uint64));
+
+		(*count)--;
+		defer[i] = *count == 0 && !has_children[i];
+	}
+	hash_destroy(later);
+	return defer;
+}
+
+/*
  * Admit recs[0..n) of t in order, quarantining those that fail (and, with
  * repair_actions, repairing the tool actions derived from them).
  */
 static void
-PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance, uint64 n,
-				 bool repair_actions)
+PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
+				 bool *has_children, uint64 n, bool repair_actions)
 {
 	HTAB	   *memo = ConflictMemoCreate();
 	int64	   *settled = palloc(sizeof(int64) * (n + 1));
 	int32	   *checks = palloc(sizeof(int32) * (n + 1));
 	char	  **superseded = palloc(sizeof(char *) * (n + 1));
+	/* a run that may repair actions promotes each record at once */
+	bool	   *defer = PipelineDeferrable(recs, has_children, n, !repair_actions);
+	int64	   *deferred = palloc(sizeof(int64) * (n + 1));
 	int			nsettled = 0;
+	int			ndeferred = 0;
 
 	for (uint64 i = 0; i < n; i++)
 	{
@@ -282,17 +356,22 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 		/* a repair below an earlier quarantine may have revoked it */
 		if (repair_actions && !PipelineStillTentative(recs[i].id))
 			continue;
-		reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i], memo,
+		reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i], defer[i], memo,
 							   &checks[nsettled], &superseded[nsettled]);
 		settled[nsettled++] = recs[i].id;
 		if (reason == MR_NONE)
+		{
+			if (defer[i])
+				deferred[ndeferred++] = recs[i].id;
 			continue;
+		}
 		PipelineQuarantine(recs[i].id, reason);
 		if (repair_actions)
 			CascadeRepairActions(t->namespace, recs[i].id, reason);
 		if (reason == MR_NEEDS_REVIEW)
 			MemtxNotify("review", t->id, recs[i].id, MemtxReasonName(reason), 0);
 	}
+	PipelinePromote(deferred, ndeferred, t->tier == MT_EXTERNAL_ACTION, true);
 	FaultPoint("commit:admitted");
 	/* the receipts of this call's settlements, in staging order */
 	ReceiptCommits(t->namespace, settled, checks, superseded, nsettled, true);
@@ -314,6 +393,7 @@ PipelineCommit(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx)
 	MemtxRec   *recs;
 	bool	   *valid_now;
 	bool	   *provenance;
+	bool	   *has_children;
 	bool		repair_actions;
 
 	Assert(t->status == MX_OPEN);
@@ -329,9 +409,9 @@ PipelineCommit(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx)
 	LockNamespace(t->namespace, repair_actions);
 	/* reads of SQL transactions that rolled back count (readset.c) */
 	ReadSetRecover(t->id);
-	n = PipelineLoadStaged(t, &recs, &valid_now, &provenance);
+	n = PipelineLoadStaged(t, &recs, &valid_now, &provenance, &has_children);
 	FaultPoint("commit:loaded");
-	PipelineAdmitAll(t, recs, valid_now, provenance, n, repair_actions);
+	PipelineAdmitAll(t, recs, valid_now, provenance, has_children, n, repair_actions);
 
 	PipelineEmitOutcome(t, rsinfo, with_tx, &nstaged, &npassed);
 	status = npassed == nstaged ? MX_COMMITTED :
@@ -466,7 +546,7 @@ PipelineAccept(MemtxRec *rec, bool action_safe)
 						"UPDATE memtx.records SET state = 'tentative' WHERE id = $1",
 						1, types),
 			  values, NULL, 0);
-	PipelinePromote(id, action_safe, false);
+	PipelinePromote(&id, 1, action_safe, false);
 	superseded = PipelineIdList(ids, n);
 	ReceiptCommits(rec->namespace, &id, &checks, &superseded, 1, false);
 }
