@@ -58,14 +58,10 @@ PipelinePromote(const int64 *ids, int n, bool action_safe, bool set_verdict)
 	static SPIPlanPtr promote;
 	static const Oid types[] = {INT8ARRAYOID, BOOLOID, BOOLOID};
 	Datum		values[3];
-	Datum	   *idd;
 
 	if (n == 0)
 		return;
-	idd = palloc(sizeof(Datum) * n);
-	for (int i = 0; i < n; i++)
-		idd[i] = Int64GetDatum(ids[i]);
-	values[0] = RecIdsDatum(idd, n);
+	values[0] = RecIdsDatumOf(ids, n);
 	values[1] = BoolGetDatum(set_verdict);
 	values[2] = BoolGetDatum(action_safe);
 	MemtxPlan(&promote,

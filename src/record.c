@@ -137,6 +137,17 @@ RecIdsDatum(Datum *ids, int n)
 	return PointerGetDatum(construct_array(ids, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
+/* RecIdsDatum of C integers */
+Datum
+RecIdsDatumOf(const int64 *ids, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * (n + 1));
+
+	for (int i = 0; i < n; i++)
+		d[i] = Int64GetDatum(ids[i]);
+	return RecIdsDatum(d, n);
+}
+
 static int
 RecCompareIds(const void *a, const void *b)
 {

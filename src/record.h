@@ -76,6 +76,7 @@ extern void RecParse(HeapTuple tuple, TupleDesc desc, MemtxRec *rec);
 extern ArrayType *RecIdArray(ArrayType *arr, const char *name, int *count);
 /* A bigint[] of n ids (int8 datums). */
 extern Datum RecIdsDatum(Datum *ids, int n);
+extern Datum RecIdsDatumOf(const int64 *ids, int n);
 extern MemtxRec *RecFetchByIds(MemtxCall *call, Oid agent, ArrayType *ids, int n,
 							   const char *what);
 extern void RecNotFound(const char *what, int64 id) pg_attribute_noreturn();

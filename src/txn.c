@@ -237,14 +237,10 @@ TxnShareRows(const int64 *ids, int n)
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8ARRAYOID};
 	Datum		values[1];
-	Datum	   *d;
 
 	if (n == 0)
 		return;
-	d = palloc(sizeof(Datum) * n);
-	for (int i = 0; i < n; i++)
-		d[i] = Int64GetDatum(ids[i]);
-	values[0] = RecIdsDatum(d, n);
+	values[0] = RecIdsDatumOf(ids, n);
 	MemtxExec(MemtxPlan(&plan,
 						"SELECT 1 FROM memtx.transactions WHERE id = ANY ($1) "
 						"ORDER BY id FOR SHARE",
