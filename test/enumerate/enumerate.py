@@ -32,8 +32,8 @@ every 300 transitions left it at 15/s); restarted every 300 transitions it
 holds 150-200/s (the replay costs at most depth calls).
 
     enumerate.py [--records R] [--tx T] [--depth D] [--seconds N]
-                 [--dump-states FILE] [--restart-every N] [--database NAME]
-                 [--coverage] [--failure-dir DIR]
+                 [--dump-states FILE] [--restart-every N] [--start I,J,...]
+                 [--database NAME] [--coverage] [--failure-dir DIR]
 
 Needs database NAME (default memtx_enum) with memtx and enumerate.sql
 installed (test/enumerate/run makes it).  Prints the bounds, states,
@@ -91,6 +91,7 @@ class Enumerator:
         self.models = []            # per depth: the model of that state
         self.acts = []              # per depth: actions() there
         self.path = []              # per depth: (position, call, new id)
+        self.error = None           # the last call's error, with its message
 
     # ------------------------------------------------------------ the store
 
@@ -104,6 +105,7 @@ class Enumerator:
         sqlstate).  After an error the savepoint is gone already."""
         c = self.conn
         c.execute("SAVEPOINT s")
+        self.error = None
         if caller is not None:
             c.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(caller)))
         try:
@@ -112,6 +114,7 @@ class Enumerator:
             if c.closed or e.sqlstate is None:
                 raise
             self.undo()
+            self.error = "%s: %s" % (e.sqlstate, e.diag.message_primary)
             return ("err", e.sqlstate)
         if caller is not None:
             c.execute("RESET ROLE")
@@ -223,7 +226,11 @@ class Enumerator:
         self.runner.model = self.models[0]
         try:
             if self.visit(0, {"op": "start"}):
-                self.explore(0)
+                if self.opts.start:
+                    # the walk below a given path: replayed like a restart
+                    self.path = [(i, None, None) for i in self.opts.start]
+                    self.restart()
+                self.explore(len(self.path))
         except T.Mismatch as e:
             raise Failed(e, list(self.path))
         finally:
@@ -273,6 +280,11 @@ def main():
     ap.add_argument("--restart-every", type=int, default=300, metavar="N",
                     help="a fresh SQL transaction (the current path "
                     "replayed) every N transitions (0: never)")
+    ap.add_argument("--start", metavar="I,J,...", default="",
+                    type=lambda v: [int(x) for x in v.split(",") if x],
+                    help="walk only below this path from the empty store "
+                    "(positions in actions()'s order, as a mismatch prints "
+                    "them); the depth bound still counts from the empty store")
     ap.add_argument("--database", default="memtx_enum")
     ap.add_argument("--coverage", action="store_true",
                     help="print how often each outcome was exercised")
@@ -295,6 +307,8 @@ def main():
     except Failed as f:
         failed = True
         print("MISMATCH: %s" % f.mismatch)
+        if e.error:
+            print("the call's error: %s" % e.error)
         print("path from the empty store:")
         for n, (i, call, nid) in enumerate(f.path):
             print("  %2d. [%d] %s%s" % (n, i, json.dumps(call),

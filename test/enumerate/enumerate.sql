@@ -187,7 +187,7 @@ BEGIN
         SELECT 5, r.id, a.o, 0, 0, 0, NULL,
                jsonb_build_object('op', 'resolve', 'caller', 'harness', 'record', r.id,
                                   'accept', a.accept),
-               format('SELECT memtx.resolve(%s, %s)::text', r.id, a.accept)
+               format('SELECT memtx.resolve(%s, %s)::text', r.id, a.accept::text)
           FROM rec r, (VALUES (1, true), (2, false)) a(o, accept)
          WHERE r.state = 'quarantined' AND r.reason = 'needs_review'
         UNION ALL
