@@ -23,13 +23,15 @@ when it is an extension bug).
 
 One SQL transaction holds the walk, but not for long: every --restart-every
 transitions (default 300) it is rolled back, memtx's tables are vacuumed and
-the current path is replayed in a fresh one.  Measured (2 records, 2
-transactions, depth 5): in one SQL transaction the walk slows from about 160
-to about 20 transitions/s within 40 s, as every scan of memtx's tables
-wades through the row versions of the rolled-back savepoints, which no
-VACUUM removes while that transaction runs (a VACUUM from a second session
-every 300 transitions left it at 15/s); restarted every 300 transitions it
-holds 150-200/s (the replay costs at most depth calls).
+the current path is replayed in a fresh one (at most depth calls).  Measured
+at 2 records, 2 transactions, depth 5 on a shared 2-core machine: in one SQL
+transaction the walk slowed from 236 to about 130 transitions/s within two
+minutes, and to 20/s when the tables already held the row versions of
+earlier walks' rolled-back savepoints (no VACUUM removes them while the
+transaction runs: one from a second session every 300 transitions left it
+at 15/s); restarted every 300 transitions it held 210/s, and 258/s with
+the VACUUM.  The slowdown grows with the transitions of one SQL
+transaction, not with the depth, so it is needed at depth 10 as well.
 
     enumerate.py [--records R] [--tx T] [--depth D] [--seconds N]
                  [--dump-states FILE] [--restart-every N] [--start I,J,...]
