@@ -59,7 +59,7 @@ PGTAP_TESTDB     = memtx_pgtap
 PG_PROVE ?= pg_prove
 .PHONY: installcheck-pgtap installcheck-dump installcheck-conformance installcheck-bench \
 	installcheck-python installcheck-node installcheck-fuzz installcheck-model \
-	installcheck-histories
+	installcheck-histories installcheck-enumerate
 installcheck-pgtap:
 	$(bindir)/dropdb --if-exists $(PGTAP_TESTDB)
 	$(bindir)/createdb $(PGTAP_TESTDB)
@@ -97,6 +97,12 @@ installcheck-model:
 # without backend terminations) checked against the final store
 installcheck-histories:
 	PATH="$(bindir):$$PATH" bash test/histories/run
+
+# every protocol state within small bounds, depth-first through savepoints,
+# each call checked against the model of SPEC.md, check_invariants() at each
+# new state
+installcheck-enumerate:
+	PATH="$(bindir):$$PATH" bash test/enumerate/run
 
 # the Node client, the memtx-mcp server and the snippets of "Using memtx from an
 # MCP host", with node --test (npm ci first when node_modules is missing or stale)

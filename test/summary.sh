@@ -1,4 +1,5 @@
-# Sourced by the runners of test/fuzz, test/model and test/histories.
+# Sourced by the runners of test/fuzz, test/model, test/histories and
+# test/enumerate.
 # summary_add LOG WHAT: adds LOG's last "N passed, N failed" line to the
 # caller's $passed and $failed, or one failure when WHAT ended without it.
 summary_add() {

@@ -91,6 +91,27 @@ def content_args(op):
             ts(op["observed_at"]), op.get("expected_head"), op.get("proposal"))
 
 
+def shape(kind, rows):
+    """A call's result rows in the form the model predicts them."""
+    if kind in ("begin", "stage", "resolve"):
+        return rows[0][0]
+    if kind == "propose":
+        return tuple(rows[0])
+    if kind in ("outcome", "commit"):
+        return [tuple(r) for r in rows]
+    if kind in ("abort", "revoke"):
+        return sorted(tuple(r) for r in rows)
+    if kind in ("read", "expire"):
+        return sorted(r[0] for r in rows)
+    if kind == "gate":
+        a, r, b = rows[0]
+        return (a, r, sorted(b or []))
+    if kind == "act":
+        a, r, i, b = rows[0]
+        return (a, r, i, sorted(b or []))
+    raise ValueError(kind)
+
+
 class Mismatch(Exception):
     def __init__(self, step, kind, detail):
         super().__init__("step %d (%s): %s" % (step, kind, detail))
@@ -186,64 +207,59 @@ class Runner:
         c = self.conn
         kind = op["op"]
         try:
-            if kind == "begin":
-                v = c.execute("SELECT memtx.begin(tier => %s, agent => %s,"
-                              " isolation => %s)",
-                              (op["tier"], op["agent"], op["isolation"])
-                              ).fetchone()[0]
-            elif kind == "stage":
-                v = c.execute("SELECT memtx.stage(tx => %s, " + CONTENT + ")",
-                              (op["tx"],) + content_args(op)).fetchone()[0]
-            elif kind == "propose":
-                v = tuple(c.execute(
-                    "SELECT tx_id, record_id, state::text, reason"
-                    " FROM memtx.propose(" + CONTENT + ")",
-                    content_args(op)).fetchone())
-            elif kind == "outcome":
-                v = [tuple(r) for r in c.execute(
-                    "SELECT record_id, tx_id, state::text, reason, tx_status"
-                    " FROM memtx.outcome(%s)", (op["proposal"],))]
-            elif kind == "commit":
-                v = [tuple(r) for r in c.execute(
-                    "SELECT record_id, state::text, reason FROM memtx.commit(%s)",
-                    (op["tx"],))]
-            elif kind in ("abort", "revoke"):
-                q = ("SELECT record_id, action, reason FROM memtx.abort(%s)"
-                     if kind == "abort" else
-                     "SELECT record_id, action, reason FROM memtx.revoke(%s, %s)")
-                args = (op["tx"],) if kind == "abort" else (op["record"], "n")
-                v = sorted(tuple(r) for r in c.execute(q, args))
-            elif kind == "read":
-                v = sorted(r[0] for r in c.execute(
-                    "SELECT id FROM memtx.read(%s, %s, %s)",
-                    (op["tx"], op["entity"], op["attribute"])))
-            elif kind == "resolve":
-                v = c.execute("SELECT memtx.resolve(%s, %s)::text",
-                              (op["record"], op["accept"])).fetchone()[0]
-            elif kind == "expire":
-                v = sorted(r[0] for r in c.execute(
-                    "SELECT memtx.expire_transactions()"))
-            elif kind == "gate":
-                a, r, b = c.execute(
-                    "SELECT allowed, reason, blockers FROM memtx.gate(%s, %s)",
-                    (op["tx"], op["tool"])).fetchone()
-                v = (a, r, sorted(b or []))
-            elif kind == "act":
-                a, r, i, b = c.execute(
-                    "SELECT allowed, reason, action_id, blockers FROM memtx.act("
-                    "tx => %s, tool => %s, args => %s::jsonb,"
-                    " derived_from => %s::bigint[], effect_key => %s)",
-                    (op["tx"], op["tool"], op["args"], op["inputs"],
-                     op["effect_key"])).fetchone()
-                v = (a, r, i, sorted(b or []))
-            else:
-                raise ValueError(kind)
+            q, args = self.statement(op)
+            v = shape(kind, c.execute(q, args).fetchall())
         except psycopg.Error as e:
             # a lost connection is no answer of the extension's
             if c.closed or e.sqlstate is None:
                 raise
             return ("err", e.sqlstate)
         return ("ok", v)
+
+    @staticmethod
+    def statement(op):
+        """The SQL of one call and its parameters."""
+        kind = op["op"]
+        if kind == "begin":
+            return ("SELECT memtx.begin(tier => %s, agent => %s,"
+                    " isolation => %s)",
+                    (op["tier"], op["agent"], op["isolation"]))
+        if kind == "stage":
+            return ("SELECT memtx.stage(tx => %s, " + CONTENT + ")",
+                    (op["tx"],) + content_args(op))
+        if kind == "propose":
+            return ("SELECT tx_id, record_id, state::text, reason"
+                    " FROM memtx.propose(" + CONTENT + ")", content_args(op))
+        if kind == "outcome":
+            return ("SELECT record_id, tx_id, state::text, reason, tx_status"
+                    " FROM memtx.outcome(%s)", (op["proposal"],))
+        if kind == "commit":
+            return ("SELECT record_id, state::text, reason FROM memtx.commit(%s)",
+                    (op["tx"],))
+        if kind == "abort":
+            return ("SELECT record_id, action, reason FROM memtx.abort(%s)",
+                    (op["tx"],))
+        if kind == "revoke":
+            return ("SELECT record_id, action, reason FROM memtx.revoke(%s, %s)",
+                    (op["record"], "n"))
+        if kind == "read":
+            return ("SELECT id FROM memtx.read(%s, %s, %s)",
+                    (op["tx"], op["entity"], op["attribute"]))
+        if kind == "resolve":
+            return ("SELECT memtx.resolve(%s, %s)::text",
+                    (op["record"], op["accept"]))
+        if kind == "expire":
+            return ("SELECT memtx.expire_transactions()", ())
+        if kind == "gate":
+            return ("SELECT allowed, reason, blockers FROM memtx.gate(%s, %s)",
+                    (op["tx"], op["tool"]))
+        if kind == "act":
+            return ("SELECT allowed, reason, action_id, blockers FROM memtx.act("
+                    "tx => %s, tool => %s, args => %s::jsonb,"
+                    " derived_from => %s::bigint[], effect_key => %s)",
+                    (op["tx"], op["tool"], op["args"], op["inputs"],
+                     op["effect_key"]))
+        raise ValueError(kind)
 
     def new_id(self, op, got):
         if got[0] != "ok":
@@ -330,7 +346,7 @@ class Runner:
         if not M.matches(want, got[1]):
             raise Mismatch(n, kind, "expected %r, got %r" % (want, got[1]))
 
-    def compare_state(self, n, op):
+    def compare_state(self, n, op, invariants=True):
         c = self.conn
         self.as_role("harness")
         m = self.model
@@ -356,8 +372,12 @@ class Runner:
         if reg != m.registry:
             raise Mismatch(n, op["op"], "registry %r, model %r" % (
                 sorted(reg), sorted(m.registry)))
-        bad = c.execute("SELECT invariant, record_id, detail "
-                        "FROM memtx.check_invariants()").fetchall()
+        if invariants:
+            self.check_invariants(n, op)
+
+    def check_invariants(self, n, op):
+        bad = self.conn.execute("SELECT invariant, record_id, detail "
+                                "FROM memtx.check_invariants()").fetchall()
         if bad:
             raise Mismatch(n, op["op"], "check_invariants: %r" % (bad,))
 

@@ -1,0 +1,303 @@
+-- Exhaustive enumeration of memtx's protocol states: the alphabet and the
+-- canonical state, shared by every driver that walks the state space.
+--
+-- Run by a superuser in the enumeration database after CREATE EXTENSION
+-- memtx.  Makes schema memtx_enum with
+--
+--   memtx_enum.actions(max_records int, max_tx int)
+--       RETURNS TABLE (caller text, call jsonb, stmt text)
+--     every call enabled in the current state, in a deterministic order.
+--     caller: the role to SET ROLE to before stmt (NULL: the harness, i.e.
+--     the superuser itself); stmt: one SQL statement making the call with
+--     literal arguments; call: the same call as the model of SPEC.md
+--     (test/model/model.py) takes it, with the ids of the current state.
+--     Result of stmt by call.op (what a driver compares):
+--       begin, stage       one row, one column: the new id
+--       commit             rows (record_id, state, reason), staging order
+--       abort, revoke      rows (record_id, action, reason)
+--       resolve            one row: the state the record reached
+--       act                one row (allowed, reason, action_id, blockers)
+--
+--   memtx_enum.state() RETURNS text
+--     the canonical state (one line): two states with the same text have
+--     the same future up to renaming, so a driver explores one of them.
+--
+-- and the roles, sources, tools and settings below.  The background worker
+-- must not serve this database (leave it out of memtx.databases), or it
+-- would act on its own clock.
+--
+-- The alphabet (R = max_records, T = max_tx):
+--   begin    (harness, while fewer than T transactions exist)
+--              agent memtx_enum_a at tier low (committed_read);
+--              agent memtx_enum_b at tier external_action (action_safe_read);
+--              agent memtx_enum_b at tier low pinned to raw_read
+--   stage    into each open transaction, by its agent (while fewer than R
+--            records other than tool actions exist): entity e, attribute
+--            s1 | s2, value 1 | 2, and either no parent (kind belief,
+--            confidence 1.0, which passes evidence, | 0.3: low_evidence) or
+--            one existing record other than a tool action (kind belief |
+--            summary, confidence 1.0; a derived record's low evidence
+--            would add nothing a parentless one does not show);
+--            scope public, so that the agents derive from each other's
+--            records; source crm for agent a, crm2 for agent b: the same
+--            authority (0.7) from different sources, so that rivals of the
+--            two agents need review and resolve is reachable, while an
+--            agent's own rivals are superseded
+--   commit, abort   each open transaction, by its agent
+--   revoke   each record not yet revoked (tool actions included), by its
+--            owner
+--   resolve  each record awaiting review (quarantined, needs_review),
+--            accept | reject, by the harness
+--   act      in each open or committed transaction that has no tool action
+--            yet, by its agent: tool refund (irreversible) | note
+--            (reversible), args {"n": 1}, inputs none | one existing record
+--            other than a tool action.  (Acts are not counted in R, so
+--            repeated acts grew the state space more than anything else:
+--            at 2 records, 2 transactions, depth 5 half the transitions
+--            were acts; one allowed act per transaction keeps every repair
+--            path, the blocked calls stay enabled until then.)
+-- Errors are transitions too (a stage deriving from a record revoked since,
+-- resolve accepting below an inactive ancestor, act in an aborted
+-- transaction is not offered).
+--
+-- Symmetry in the alphabet: stage offers the slots already used plus the
+-- first unused one, and per slot the values already used there plus the
+-- first unused one.  Sound: two unused slots (or two values unused on a
+-- slot) are interchangeable in the current state, so the states a stage on
+-- either reaches are renamings of each other (state() below maps them to
+-- one text).
+--
+-- The logical clock is fixed (validity is unbounded in this alphabet, so it
+-- would not matter) and the lease is a day: nothing expires while a driver
+-- runs, whatever the machine's load.
+
+CREATE SCHEMA IF NOT EXISTS memtx_enum;
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memtx_enum_a') THEN
+        CREATE ROLE memtx_enum_a NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memtx_enum_b') THEN
+        CREATE ROLE memtx_enum_b NOLOGIN;
+    END IF;
+    -- every session of this database (the drivers' own) starts with these
+    EXECUTE format('ALTER DATABASE %I SET memtx.lease_timeout = %L',
+                   current_database(), '1d');
+    EXECUTE format('ALTER DATABASE %I SET memtx.logical_now = %L',
+                   current_database(), '2031-01-01 10:00+00');
+    PERFORM memtx.register_source('crm', 0.7);
+    PERFORM memtx.register_source('crm2', 0.7);
+    PERFORM memtx.register_tool('refund', false);
+    PERFORM memtx.register_tool('note', true, 'undo_note');
+END
+$$;
+SET memtx.lease_timeout = '1d';
+SET memtx.logical_now = '2031-01-01 10:00+00';
+
+
+-- The calls enabled now, in a deterministic order (see the alphabet above).
+CREATE FUNCTION memtx_enum.actions(max_records int, max_tx int)
+    RETURNS TABLE (caller text, call jsonb, stmt text)
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN QUERY WITH tx AS (
+        SELECT t.id, t.agent, t.status::text AS status,
+               CASE t.agent WHEN 'memtx_enum_a' THEN 'crm' ELSE 'crm2' END AS source
+          FROM memtx.transactions t),
+    rec AS (
+        SELECT r.id, r.owner, r.state::text AS state, r.reason, r.kind::text AS kind,
+               r.attribute, r.value::text AS value
+          FROM memtx.records r),
+    belief AS (SELECT * FROM rec WHERE kind <> 'tool_action'),
+    -- used slots, then the first unused; per slot used values, then the first unused
+    slot AS (
+        SELECT a AS attribute, k FROM unnest(ARRAY['s1', 's2']) WITH ORDINALITY u(a, k)
+         WHERE a IN (SELECT attribute FROM belief)
+            OR a = (SELECT min(b) FROM unnest(ARRAY['s1', 's2']) v(b)
+                     WHERE b NOT IN (SELECT attribute FROM belief))),
+    val AS (
+        SELECT s.attribute, s.k, v AS value, j
+          FROM slot s, unnest(ARRAY['1', '2']) WITH ORDINALITY u(v, j)
+         WHERE v IN (SELECT value FROM belief b WHERE b.attribute = s.attribute)
+            OR v = (SELECT min(w) FROM unnest(ARRAY['1', '2']) x(w)
+                     WHERE w NOT IN (SELECT value FROM belief b WHERE b.attribute = s.attribute))),
+    -- parentless: high or low confidence; derived: high confidence
+    derivation AS (
+        SELECT NULL::bigint AS parent, 'belief' AS kind, c.conf, c.o
+          FROM (VALUES (1.0, 0), (0.3, 1)) c(conf, o)
+        UNION ALL
+        SELECT b.id, k.kind, 1.0, k.o
+          FROM belief b, (VALUES ('belief', 2), ('summary', 3)) k(kind, o)),
+    calls AS (
+        -- begin
+        SELECT 1 AS grp, 0::bigint AS i1, b.o AS i2, 0::bigint AS i3, 0 AS i4, 0 AS i5,
+               NULL::text AS caller,
+               jsonb_build_object('op', 'begin', 'caller', 'harness', 'agent', b.agent,
+                                  'tier', b.tier, 'isolation', b.iso,
+                                  'short_lease', false) AS call,
+               format('SELECT memtx.begin(tier => %L, agent => %L, isolation => %L)',
+                      b.tier, b.agent, b.iso) AS stmt
+          FROM (VALUES (1, 'memtx_enum_a', 'low', NULL),
+                       (2, 'memtx_enum_b', 'external_action', NULL),
+                       (3, 'memtx_enum_b', 'low', 'raw_read')) b(o, agent, tier, iso)
+         WHERE (SELECT count(*) FROM tx) < max_tx
+        UNION ALL
+        -- stage
+        SELECT 2, t.id, v.k::int, coalesce(d.parent, 0), d.o, v.j::int,
+               t.agent,
+               jsonb_build_object('op', 'stage', 'caller', t.agent, 'tx', t.id,
+                                  'entity', 'e', 'attribute', v.attribute,
+                                  'value', v.value, 'kind', d.kind, 'source', t.source,
+                                  'confidence', d.conf,
+                                  'parents', CASE WHEN d.parent IS NULL THEN '[]'::jsonb
+                                                  ELSE jsonb_build_array(d.parent) END,
+                                  'scope', 'public', 'readers', NULL, 'writers', NULL,
+                                  'valid', NULL, 'observed_at', NULL,
+                                  'expected_head', NULL, 'proposal', NULL),
+               format('SELECT memtx.stage(tx => %s, entity => %L, attribute => %L,'
+                      ' value => %L::jsonb, kind => %L::memtx.kind, source => %L,'
+                      ' confidence => %s, derived_from => %L::bigint[],'
+                      ' scope => %L::memtx.scope)',
+                      t.id, 'e', v.attribute, v.value, d.kind, t.source, d.conf,
+                      CASE WHEN d.parent IS NULL THEN '{}' ELSE '{' || d.parent || '}' END,
+                      'public')
+          FROM tx t, val v, derivation d
+         WHERE t.status = 'open' AND (SELECT count(*) FROM belief) < max_records
+        UNION ALL
+        -- commit, abort
+        SELECT 3, t.id, e.o, 0, 0, 0, t.agent,
+               jsonb_build_object('op', e.op, 'caller', t.agent, 'tx', t.id),
+               format(e.q, t.id)
+          FROM tx t,
+               (VALUES (1, 'commit', 'SELECT record_id, state::text, reason FROM memtx.commit(%s)'),
+                       (2, 'abort', 'SELECT record_id, action, reason FROM memtx.abort(%s)')) e(o, op, q)
+         WHERE t.status = 'open'
+        UNION ALL
+        -- revoke
+        SELECT 4, r.id, 0, 0, 0, 0, r.owner,
+               jsonb_build_object('op', 'revoke', 'caller', r.owner, 'record', r.id),
+               format('SELECT record_id, action, reason FROM memtx.revoke(%s, %L)', r.id, 'n')
+          FROM rec r
+         WHERE r.state <> 'revoked'
+        UNION ALL
+        -- resolve
+        SELECT 5, r.id, a.o, 0, 0, 0, NULL,
+               jsonb_build_object('op', 'resolve', 'caller', 'harness', 'record', r.id,
+                                  'accept', a.accept),
+               format('SELECT memtx.resolve(%s, %s)::text', r.id, a.accept::text)
+          FROM rec r, (VALUES (1, true), (2, false)) a(o, accept)
+         WHERE r.state = 'quarantined' AND r.reason = 'needs_review'
+        UNION ALL
+        -- act
+        SELECT 6, t.id, l.o, coalesce(i.id, 0), 0, 0, t.agent,
+               jsonb_build_object('op', 'act', 'caller', t.agent, 'tx', t.id,
+                                  'tool', l.tool, 'args', '{"n": 1}',
+                                  'inputs', CASE WHEN i.id IS NULL THEN '[]'::jsonb
+                                                 ELSE jsonb_build_array(i.id) END,
+                                  'effect_key', NULL),
+               format('SELECT allowed, reason, action_id, blockers FROM memtx.act('
+                      'tx => %s, tool => %L, args => %L::jsonb,'
+                      ' derived_from => %L::bigint[], effect_key => NULL)',
+                      t.id, l.tool, '{"n": 1}',
+                      CASE WHEN i.id IS NULL THEN '{}' ELSE '{' || i.id || '}' END)
+          FROM tx t, (VALUES (1, 'refund'), (2, 'note')) l(o, tool),
+               (SELECT NULL::bigint AS id UNION ALL SELECT id FROM belief) i
+         WHERE t.status IN ('open', 'committed', 'partially_committed')
+           AND NOT EXISTS (SELECT 1 FROM memtx.records a
+                            WHERE a.tx_id = t.id AND a.kind = 'tool_action'))
+    SELECT c.caller, c.call, c.stmt FROM calls c
+     ORDER BY c.grp, c.i1, c.i2, c.i3, c.i4, c.i5;
+END
+$$;
+COMMENT ON FUNCTION memtx_enum.actions(int, int) IS
+    'exhaustive enumeration: every call of the alphabet enabled now, in a deterministic order';
+
+-- The canonical state.  Renamings, and why each is sound:
+--   transactions T1.. and records R1.. in id (creation) order: ids are
+--     opaque to the protocol except for their order, which the labels keep
+--     (and sequences are not rolled back, so ids differ between branches);
+--   slots S1.. in order of first appearance (the lowest record id on each):
+--     the protocol compares entity and attribute only for equality, and the
+--     alphabet offers every slot alike (stage's first unused slot);
+--   values V1.. per slot in order of first appearance: values are compared
+--     only for equality (canonical text) and only on one slot (rivals,
+--     heads), never across slots, and the alphabet offers every value alike.
+-- Everything else the protocol distinguishes is kept: per transaction its
+-- agent, tier, isolation, status and snapshot (the records committed before
+-- it began, and for raw_read those staged before it began: visibility and
+-- stale_late_write depend on them); per record its transaction, slot and
+-- value (or tool), kind, confidence class (>= 0.6 passes evidence), source,
+-- parents, state and reason, and how many rollback-log rows and
+-- compensation obligations name it; the revocation registry.  Left out:
+-- what has no effect on later calls nor on what the drivers compare
+-- (positions beyond their order, timestamps, the action log of blocked
+-- calls, receipts, stats).
+CREATE FUNCTION memtx_enum.state() RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (WITH t AS (
+        SELECT x.*, row_number() OVER (ORDER BY x.id) AS n FROM memtx.transactions x),
+    r AS (
+        SELECT x.*, row_number() OVER (ORDER BY x.id) AS n,
+               (SELECT t.n FROM t WHERE t.id = x.tx_id) AS tn
+          FROM memtx.records x),
+    s AS (
+        SELECT r.entity, r.attribute, row_number() OVER (ORDER BY min(r.id)) AS n
+          FROM r WHERE r.kind <> 'tool_action' GROUP BY r.entity, r.attribute),
+    v AS (
+        SELECT r.entity, r.attribute, r.value::text AS value,
+               row_number() OVER (PARTITION BY r.entity, r.attribute ORDER BY min(r.id)) AS n
+          FROM r WHERE r.kind <> 'tool_action' GROUP BY r.entity, r.attribute, r.value::text),
+    tline AS (
+        SELECT t.n, format('T%s %s %s %s %s snap[%s]%s', t.n, t.agent, t.tier, t.isolation,
+                           t.status,
+                           (SELECT string_agg('R' || r.n, ',' ORDER BY r.n) FROM r
+                             WHERE r.tx_id <> t.id AND r.committed_xid IS NOT NULL
+                               AND memtx.happened_before(r.committed_xid, r.committed_seq,
+                                                         t.snapshot, t.snapshot_xid,
+                                                         t.snapshot_seq)),
+                           CASE WHEN t.isolation = 'raw_read' THEN
+                               format(' staged[%s]',
+                                      (SELECT string_agg('R' || r.n, ',' ORDER BY r.n) FROM r
+                                        WHERE r.tx_id <> t.id
+                                          AND memtx.happened_before(r.staged_xid, r.staged_pos,
+                                                                    t.snapshot, t.snapshot_xid,
+                                                                    t.snapshot_seq)))
+                           ELSE '' END) AS line
+          FROM t),
+    rline AS (
+        SELECT r.n, format('R%s T%s %s %s %s %s P[%s] %s/%s rb%s cp%s', r.n, r.tn,
+                           CASE WHEN r.kind = 'tool_action' THEN r.entity
+                                ELSE (SELECT 'S' || s.n FROM s WHERE (s.entity, s.attribute)
+                                                                   = (r.entity, r.attribute))
+                                     || '=V' || (SELECT v.n FROM v
+                                                  WHERE (v.entity, v.attribute, v.value)
+                                                      = (r.entity, r.attribute, r.value::text))
+                           END,
+                           r.kind,
+                           CASE WHEN r.kind = 'tool_action' THEN '-'
+                                WHEN r.confidence >= 0.6 THEN 'high' ELSE 'low' END,
+                           coalesce(r.source, '-'),
+                           (SELECT string_agg('R' || p.n, ',' ORDER BY p.n)
+                              FROM memtx.edges e JOIN r p ON p.id = e.parent
+                             WHERE e.child = r.id),
+                           r.state, coalesce(r.reason, '-'),
+                           (SELECT count(*) FROM memtx.rollback_log l WHERE l.record_id = r.id),
+                           (SELECT count(*) FROM memtx.compensations c WHERE c.action_id = r.id))
+                   AS line
+          FROM r)
+    SELECT concat_ws(' | ',
+                     (SELECT string_agg(line, ' | ' ORDER BY n) FROM tline),
+                     (SELECT string_agg(line, ' | ' ORDER BY n) FROM rline),
+                     'reg[' || coalesce((SELECT string_agg('R' || r.n, ',' ORDER BY r.n)
+                                           FROM memtx.revocation_registry g
+                                           JOIN r ON r.id = g.record_id), '') || ']'));
+END
+$$;
+COMMENT ON FUNCTION memtx_enum.state() IS
+    'exhaustive enumeration: the canonical state (relabelled, slots and values by first appearance)';
