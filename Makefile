@@ -59,7 +59,7 @@ PGTAP_TESTDB     = memtx_pgtap
 PG_PROVE ?= pg_prove
 .PHONY: installcheck-pgtap installcheck-dump installcheck-conformance installcheck-bench \
 	installcheck-python installcheck-node installcheck-fuzz installcheck-model \
-	installcheck-histories installcheck-enumerate
+	installcheck-histories installcheck-enumerate installcheck-enumerate-c
 installcheck-pgtap:
 	$(bindir)/dropdb --if-exists $(PGTAP_TESTDB)
 	$(bindir)/createdb $(PGTAP_TESTDB)
@@ -103,6 +103,12 @@ installcheck-histories:
 # new state
 installcheck-enumerate:
 	PATH="$(bindir):$$PATH" bash test/enumerate/run
+
+# the same enumeration driven from inside the server (test/enumerate/driver:
+# the memtx_enumerate test module, built and installed by run-c), after a
+# self-test that plants faults it must report
+installcheck-enumerate-c:
+	PATH="$(bindir):$$PATH" bash test/enumerate/driver/run-c
 
 # the Node client, the memtx-mcp server and the snippets of "Using memtx from an
 # MCP host", with node --test (npm ci first when node_modules is missing or stale)
