@@ -441,9 +441,10 @@ CascadeRepairActions(const char *ns, int64 root, MemtxReason reason)
 }
 
 /*
- * Whether an active tool action derives from a tentative record of
- * transaction tx: its commit may then quarantine an action's input, and the
- * repair needs the namespace lock exclusive.  The action may be tx's own or
+ * Whether a tool action derives from a tentative record of transaction tx
+ * (an active one, or one already revoked: the repair walks on through it to
+ * what was staged below it since): its commit may then quarantine an
+ * action's input, and the repair needs the namespace lock exclusive.  The action may be tx's own or
  * another transaction's (a raw_read pin lets it act on tx's staging).
  * Called with tx's row locked: tx's own acts wait for that lock, and so do
  * other transactions' (act locks the rows of its inputs' tentative owners,
@@ -475,8 +476,7 @@ CascadeStagingHasActions(int64 tx)
 						"    AND EXISTS (SELECT 1 FROM memtx.edges e WHERE e.parent = r.id) "
 						"  ORDER BY r.staged_pos) "
 						"SELECT 1 FROM p, memtx.descendants(p.id) d(id) "
-						"WHERE (SELECT a.kind = 'tool_action' AND memtx.is_active(a.state) "
-						"       FROM memtx.records a WHERE a.id = d.id) "
+						"WHERE (SELECT a.kind = 'tool_action' FROM memtx.records a WHERE a.id = d.id) "
 						"LIMIT 1",
 						1, types),
 			  values, NULL, 1);
