@@ -40,7 +40,6 @@
 #include "receipt.h"
 
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -280,50 +279,62 @@ PipelineLoadStaged(MemtxTxn *t, MemtxRec **recs, bool **valid_now, bool **proven
 	return n;
 }
 
+/* A staged record's slot and its place in the run, to sort by slot. */
+typedef struct PipelineSlotRef
+{
+	const char *entity;
+	const char *attribute;
+	uint64		pos;
+} PipelineSlotRef;
+
+static int
+PipelineCompareSlots(const void *a, const void *b)
+{
+	const PipelineSlotRef *x = a;
+	const PipelineSlotRef *y = b;
+	int			c = strcmp(x->entity, y->entity);
+
+	if (c == 0)
+		c = strcmp(x->attribute, y->attribute);
+	if (c == 0)
+		c = (x->pos > y->pos) - (x->pos < y->pos);
+	return c;
+}
+
 /*
- * Which of recs[0..n) (staging order) may be promoted after the run rather
- * than when they pass: those that no later record of the run can observe.
- * A later record sees an earlier one as a rival on its slot (step 3d) and
- * as a parent (3a–3c, 4); so a record whose slot no later record shares and
- * that has no children can wait, and the run promotes all such records in
- * one statement at its end.  Slots are compared by a 64-bit hash of entity
- * and attribute: a collision only makes a record be promoted at once.  None
- * waits unless allowed (a run that may repair tool actions).
+ * Which of recs[0..n) (staging order, one namespace) may be promoted after
+ * the run rather than when they pass: those that no later record of the run
+ * can observe.  A later record sees an earlier one as a rival on its slot
+ * (step 3d) and as a parent (3a–3c, 4); so a record that is the last of the
+ * run on its slot and has no children can wait, and the run promotes all
+ * such records in one statement at its end.  None waits unless allowed (a
+ * run that may repair tool actions).
  */
 static bool *
 PipelineDeferrable(MemtxRec *recs, const bool *has_children, uint64 n, bool allowed)
 {
 	bool	   *defer = palloc0(sizeof(bool) * (n + 1));
-	uint64	   *keys = palloc(sizeof(uint64) * (n + 1));
-	HASHCTL		ctl;
-	HTAB	   *later;
+	PipelineSlotRef *refs;
 
 	if (!allowed || n < 2)
 		return defer;			/* none, or one record: nothing to gain */
-	ctl.keysize = sizeof(uint64);
-	ctl.entrysize = sizeof(uint64) + sizeof(int64);
-	later = hash_create("memtx later slots", (long) n, &ctl, HASH_ELEM | HASH_BLOBS);
+	refs = palloc(sizeof(PipelineSlotRef) * n);
 	for (uint64 i = 0; i < n; i++)
 	{
-		bool		found;
-		int64	   *count;
-
-		keys[i] = hash_bytes_extended((const unsigned char *) recs[i].entity,
-									  (int) strlen(recs[i].entity), 0) ^
-			hash_bytes_extended((const unsigned char *) recs[i].attribute,
-								(int) strlen(recs[i].attribute), 1);
-		count = (int64 *) ((char *) hash_search(later, &keys[i], HASH_ENTER, &found) + sizeof(uint64));
-		*count = found ? *count + 1 : 1;
+		refs[i].entity = recs[i].entity;
+		refs[i].attribute = recs[i].attribute;
+		refs[i].pos = i;
 	}
-	for (uint64 i = 0; i < n; i++)
+	qsort(refs, n, sizeof(PipelineSlotRef), PipelineCompareSlots);
+	/* sorted by slot, then place: the last of each slot's group is its last record */
+	for (uint64 k = 0; k < n; k++)
 	{
-		int64	   *count = (int64 *) ((char *) hash_search(later, &keys[i], HASH_FIND, NULL) +
-									   sizeof(uint64));
+		bool		last = k + 1 == n ||
+			strcmp(refs[k + 1].entity, refs[k].entity) != 0 ||
+			strcmp(refs[k + 1].attribute, refs[k].attribute) != 0;
 
-		(*count)--;
-		defer[i] = *count == 0 && !has_children[i];
+		defer[refs[k].pos] = last && !has_children[refs[k].pos];
 	}
-	hash_destroy(later);
 	return defer;
 }
 
