@@ -5,10 +5,14 @@ MODULE_big = memtx
 OBJS       = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
 HEADERS    = $(wildcard src/*.h)
 
-# sql/memtx--0.1.0.sql is the frozen base; every later release is a step
-# script sql/memtx--A--B.sql (shipped even when empty), so CREATE EXTENSION
-# walks the chain and a fresh install equals an upgraded one.
-DATA       = $(sort $(wildcard sql/$(EXTENSION)--*.sql))
+# sql/memtx.sql is the whole current catalog (pgvector's layout): the build
+# names it memtx--$(EXTVERSION).sql, which CREATE EXTENSION memtx runs.  A
+# store installed earlier upgrades through the frozen base
+# sql/memtx--0.1.0.sql and one step script per release, sql/memtx--A--B.sql
+# (shipped even when empty); test/sql/upgrade.sql proves that a fresh install
+# equals an upgraded one.
+DATA       = sql/$(EXTENSION)--0.1.0.sql $(sort $(wildcard sql/$(EXTENSION)--*--*.sql))
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 
 PG_CPPFLAGS = -I$(srcdir)/src -DMEMTX_LIBRARY_VERSION='"$(EXTVERSION)"'
 # -Wno-unused-parameter: PostgreSQL's own headers (bufpage.h, ilist.h) have
@@ -42,6 +46,9 @@ include $(PGXS)
 
 # every object depends on the project's headers (PGXS tracks none by default)
 $(OBJS): $(HEADERS)
+
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+	cp $< $@
 
 # prove finds the tests' helper modules in test/t (Makefile.global resets
 # PROVE_FLAGS, hence here)

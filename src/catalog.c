@@ -1,8 +1,9 @@
 /*
  * catalog.c — the contract between this library and the SQL catalog.
  *
- * The SQL objects come from sql/memtx--0.1.0.sql (the frozen base) and the
- * step scripts after it; the library is installed separately, so for a while
+ * The SQL objects come from sql/memtx.sql (a fresh install) or from the
+ * frozen base sql/memtx--0.1.0.sql and the step scripts after it (an
+ * upgraded store), which test/sql/upgrade.sql proves the same; the library is installed separately, so for a while
  * after a package upgrade the two can disagree: the new library runs over a
  * catalog still at an older version until ALTER EXTENSION memtx UPDATE.  The
  * library therefore names every catalog version it can run over
@@ -43,11 +44,10 @@
 
 /* Catalog versions this library runs over, oldest first. */
 /*
- * 0.2.0's queries use the protocol predicates (memtx.is_active, rivals,
- * ancestors, descendants) that the 0.1.0 -> 0.2.0 step creates, so a 0.1.0
- * catalog is refused until it is updated.
+ * 0.3.0's queries use what the 0.2.0 -> 0.3.0 step creates, so older
+ * catalogs are refused until they are updated.
  */
-static const char *const CatalogVersions[] = {"0.2.0"};
+static const char *const CatalogVersions[] = {"0.3.0"};
 
 const char *const MemtxStateNames[] = {
 	"raw", "tentative", "validated", "committed", "action_safe",

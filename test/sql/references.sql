@@ -14,7 +14,7 @@ SELECT conrelid::regclass AS table_with_foreign_key, conname
 SELECT tgrelid::regclass AS "table", tgname, tgfoid::regproc AS function
   FROM pg_trigger
  WHERE tgfoid IN ('memtx.reference_check'::regproc, 'memtx.reference_guard'::regproc)
- ORDER BY 1, 2;
+ ORDER BY 1::text, 2;
 
 SELECT memtx.begin() AS tx \gset
 SELECT memtx.stage(:tx, 'order:1', 'eligible', 'true') AS a \gset

@@ -37,6 +37,14 @@ SELECT memtx.begin('medium') AS t4 \gset
 SELECT memtx.stage(:t4, 'order:841', 'refund_eligible', '"maybe"', source => 'erp') AS r6 \gset
 SELECT record_id, state, reason FROM memtx.commit(:t4);
 SELECT record_id, value, rival_ids FROM memtx.review_queue ORDER BY record_id;
+-- both queues apply the reader's row-level security: a role that may read
+-- none of these records sees none of them (the 0.1.0 -> 0.2.0 step had lost
+-- review_queue's security_invoker, so it showed every role every record)
+CREATE ROLE memtx_views_stranger;
+SET ROLE memtx_views_stranger;
+SELECT (SELECT count(*) FROM memtx.review_queue) AS review_seen, (SELECT count(*) FROM memtx.in_flight) AS in_flight_seen;
+RESET ROLE;
+DROP ROLE memtx_views_stranger;
 -- resolving settles it: rejected contenders leave the queue, accepted ones supersede
 SELECT memtx.resolve(:r6, false);
 SELECT memtx.resolve(:r4, true);
