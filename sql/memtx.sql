@@ -494,6 +494,19 @@ REVOKE ALL ON FUNCTION memtx.grant_namespace(text, text), memtx.revoke_namespace
 -- themselves (the harness role is a setting, not a fixed role to grant to).
 GRANT EXECUTE ON FUNCTION memtx.grant_namespace(text, text), memtx.revoke_namespace(text, text) TO PUBLIC;
 
+-- Namespaces are tenancy for reads too (§17): the reads without a
+-- transaction answer a namespace other than default only to its members and
+-- harnesses.  The check for the reads written in SQL (read_as_of); the C
+-- ones make it themselves.
+CREATE FUNCTION memtx.require_namespace_reader(namespace text) RETURNS void
+    AS 'MODULE_PATHNAME', 'memtx_require_namespace_reader'
+    LANGUAGE C STABLE CALLED ON NULL INPUT PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION memtx.require_namespace_reader(text) IS 'raises 42501 unless the calling role may read the namespace (default, a member, or a harness)';
+REVOKE ALL ON FUNCTION memtx.require_namespace_reader(text) FROM PUBLIC;
+-- Anyone may ask about themselves; it reveals no more than begin does.
+GRANT EXECUTE ON FUNCTION memtx.require_namespace_reader(text) TO PUBLIC;
+
 /* ----------------------------------------------------------------------
  * §4 Staging and the commit pipeline (§10: expected head and proposal id)
  */
@@ -620,13 +633,17 @@ COMMENT ON FUNCTION memtx.gate(bigint, text) IS 'whether the transaction may cal
 
 CREATE FUNCTION memtx.act(tx bigint, tool text, args jsonb, derived_from bigint[] DEFAULT '{}',
                           effect_key text DEFAULT NULL,
-                          OUT allowed boolean, OUT reason text, OUT action_id bigint, OUT blockers bigint[])
+                          OUT allowed boolean, OUT reason text, OUT action_id bigint, OUT blockers bigint[],
+                          OUT repeated boolean)
     AS 'MODULE_PATHNAME', 'memtx_act'
-    LANGUAGE C VOLATILE
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp SET jit = off
     SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
     SET enable_bitmapscan = off;
-COMMENT ON FUNCTION memtx.act(bigint, text, jsonb, bigint[], text) IS 'gate a tool call with its declared inputs; an allowed call is recorded as a committed tool_action record, every call in the action log';
+COMMENT ON FUNCTION memtx.act(bigint, text, jsonb, bigint[], text) IS 'gate a tool call with its declared inputs; an allowed call is recorded as a committed tool_action record, every call in the action log; repeated: the stored decision of an effect key''s first call was returned';
+REVOKE ALL ON FUNCTION memtx.act(bigint, text, jsonb, bigint[], text) FROM PUBLIC;
+-- An agent's API: the function checks the transaction's agent itself.
+GRANT EXECUTE ON FUNCTION memtx.act(bigint, text, jsonb, bigint[], text) TO PUBLIC;
 
 /* ----------------------------------------------------------------------
  * §6 Retraction and typed cascade repair
@@ -1184,8 +1201,9 @@ COMMENT ON FUNCTION memtx.state_at(bigint, timestamptz) IS 'a record''s state an
  * memtx.read_as_of: the records active at a past instant, with the state and
  * reason they had then and every other column as it is now (an erased value
  * stays erased).  It runs as the caller, so the records' row-level security
- * decides what it returns, exactly as for a direct SELECT; it takes no memtx
- * transaction and writes nothing, so it runs on a hot standby.
+ * decides what it returns, exactly as for a direct SELECT, of a namespace the
+ * caller is a member of (§17); it takes no memtx transaction and writes
+ * nothing, so it runs on a hot standby.
  */
 CREATE FUNCTION memtx.read_as_of(at timestamptz, entity text DEFAULT NULL, attribute text DEFAULT NULL,
                                  namespace text DEFAULT 'default', valid_at timestamptz DEFAULT NULL)
@@ -1198,6 +1216,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
             MESSAGE = pg_catalog.format('%s must not be null', CASE WHEN read_as_of.at IS NULL THEN 'at' ELSE 'namespace' END);
     END IF;
+    PERFORM memtx.require_namespace_reader(read_as_of.namespace);
     RETURN QUERY
         SELECT (pg_catalog.jsonb_populate_record(r, pg_catalog.jsonb_build_object('state', h.state, 'reason', h.reason))).*
           FROM memtx.records r
@@ -1261,28 +1280,31 @@ COMMENT ON FUNCTION memtx.recall_document(text, text, jsonb) IS 'the full-text d
 -- after the index probe, by the same code as memtx.read.
 CREATE INDEX records_recall_idx ON memtx.records USING gin (memtx.recall_document(entity, attribute, value));
 
-CREATE FUNCTION memtx.recall(tx bigint, query text, k integer DEFAULT 8, entity_prefix text DEFAULT NULL)
+CREATE FUNCTION memtx.recall(tx bigint, query text, k integer DEFAULT 8, entity_prefix text DEFAULT NULL,
+                             valid_at timestamptz DEFAULT NULL)
     RETURNS TABLE (record_id bigint, entity text, attribute text, value jsonb, rank real)
     AS 'MODULE_PATHNAME', 'memtx_recall'
     LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp SET jit = off
     SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
-COMMENT ON FUNCTION memtx.recall(bigint, text, integer, text) IS 'ranked full-text retrieval: the best k records visible to the transaction that match the query (websearch syntax), best first; adds them to its read set';
-REVOKE ALL ON FUNCTION memtx.recall(bigint, text, integer, text) FROM PUBLIC;
+COMMENT ON FUNCTION memtx.recall(bigint, text, integer, text, timestamptz) IS 'ranked full-text retrieval: the best k records visible to the transaction that match the query (websearch syntax) and are valid at valid_at when given, best first; adds them to its read set';
+REVOKE ALL ON FUNCTION memtx.recall(bigint, text, integer, text, timestamptz) FROM PUBLIC;
 -- An agent's API: the function checks the transaction's agent itself.
-GRANT EXECUTE ON FUNCTION memtx.recall(bigint, text, integer, text) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION memtx.recall(bigint, text, integer, text, timestamptz) TO PUBLIC;
 
-CREATE FUNCTION memtx.lookup(entity text, attribute text DEFAULT NULL, namespace text DEFAULT 'default')
+CREATE FUNCTION memtx.lookup(entity text, attribute text DEFAULT NULL, namespace text DEFAULT 'default',
+                             valid_at timestamptz DEFAULT NULL)
     RETURNS SETOF memtx.records
     AS 'MODULE_PATHNAME', 'memtx_lookup'
     LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp SET jit = off
     SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
     SET enable_bitmapscan = off;
-COMMENT ON FUNCTION memtx.lookup(text, text, text) IS 'the active records on a slot (or entity) that the caller may read, in id order, without a transaction and without writing anything (runs on a hot standby)';
-REVOKE ALL ON FUNCTION memtx.lookup(text, text, text) FROM PUBLIC;
--- Anyone's read: it returns only what the calling role may read.
-GRANT EXECUTE ON FUNCTION memtx.lookup(text, text, text) TO PUBLIC;
+COMMENT ON FUNCTION memtx.lookup(text, text, text, timestamptz) IS 'the active records on a slot (or entity) that the caller may read, valid at valid_at when given, in id order, without a transaction and without writing anything (runs on a hot standby); namespace members only';
+REVOKE ALL ON FUNCTION memtx.lookup(text, text, text, timestamptz) FROM PUBLIC;
+-- Anyone's read: it returns only what the calling role may read, of a
+-- namespace it is a member of.
+GRANT EXECUTE ON FUNCTION memtx.lookup(text, text, text, timestamptz) TO PUBLIC;
 
 /* ----------------------------------------------------------------------
  * §15 Tool definitions for LLM function calling
@@ -1346,7 +1368,8 @@ BEGIN
          jsonb_build_object(
             'query', '{"type": "string", "description": "What to look for: plain words, or web-search syntax (\"quoted phrase\", or, -excluded). A query of stop words only finds nothing."}'::jsonb,
             'k', '{"type": "integer", "minimum": 1, "maximum": 1000, "default": 8, "description": "How many records to return at most."}'::jsonb,
-            'entity_prefix', nonempty || '{"description": "Only records whose entity starts with this text (a plain prefix, not a pattern), e.g. \"customer:42\"."}'),
+            'entity_prefix', nonempty || '{"description": "Only records whose entity starts with this text (a plain prefix, not a pattern), e.g. \"customer:42\"."}',
+            'valid_at', '{"type": "string", "format": "date-time", "description": "Only records whose validity contains this instant, an ISO 8601 timestamp with a UTC offset (e.g. now, for a store whose items expire). Omit to ignore validity."}'::jsonb),
          ARRAY['query']),
         (2, 'memory_read',
          'Read the records you may see, narrowed to an entity, an attribute or both (omit both to read '

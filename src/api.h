@@ -57,5 +57,6 @@ extern void MemtxCheckRoleNames(ArrayType *arr, const char *name);
 /* Namespace tenancy (permissions.c): "default" is open to every role. */
 #define MEMTX_OPEN_NAMESPACE "default"
 extern bool MemtxNamespaceMember(Oid role, const char *ns);
+extern void MemtxRequireNamespaceReader(MemtxCall *call, const char *ns);
 
 #endif							/* MEMTX_API_H */

@@ -364,6 +364,9 @@ GateCheckActArgs(FunctionCallInfo fcinfo)
 		MemtxCheckText(PG_GETARG_TEXT_PP(4), "effect_key", 256);
 }
 
+/* memtx.act's result: allowed, reason, action_id, blockers, repeated. */
+#define ACT_RESULT_COLUMNS 5
+
 /*
  * The decision of the call that used up effect key "key" of t's namespace,
  * if one did: serializes on the key's lock, then fills out[]/nulls[] (act's
@@ -570,7 +573,10 @@ GateLogAction(MemtxTxn *t, const char *tool, bool reversible, Datum args, ArrayT
 
 /*
  * memtx.act(tx, tool, args, derived_from, effect_key)
- *   → (allowed, reason, action_id, blockers)
+ *   → (allowed, reason, action_id, blockers, repeated)
+ *
+ * repeated (SPEC §17) is true when the call returned the stored decision of
+ * the call that used up its effect key instead of deciding.
  */
 PG_FUNCTION_INFO_V1(memtx_act);
 Datum
@@ -591,16 +597,17 @@ memtx_act(PG_FUNCTION_ARGS)
 	MemtxReason reason;
 	Datum		blockers;
 	int64		action_id = 0;
-	Datum		out[4];
-	bool		nulls[4] = {false, false, false, false};
+	Datum		out[ACT_RESULT_COLUMNS];
+	bool		nulls[ACT_RESULT_COLUMNS] = {false, false, false, false, false};
 
 	GateCheckActArgs(fcinfo);
 	tool = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	args = PG_GETARG_DATUM(2);
 	inputs = RecIdArray(PG_GETARG_ARRAYTYPE_P(3), "derived_from", &ninputs);
 	key = PG_ARGISNULL(4) ? NULL : PG_GETARG_TEXT_PP(4);
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "memtx.act must return a composite type");
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE ||
+		desc->natts != ACT_RESULT_COLUMNS)
+		elog(ERROR, "memtx.act must return %d columns", ACT_RESULT_COLUMNS);
 
 	MemtxCallBegin(&call);
 	nowners = GateInputOwners(PG_GETARG_INT64(0), inputs, ninputs, &owners);
@@ -609,6 +616,7 @@ memtx_act(PG_FUNCTION_ARGS)
 
 	if (key && GateEffectKeyReplay(t, key, tool, args, out, nulls))
 	{
+		out[4] = BoolGetDatum(true);
 		MemtxCallEnd(&call);
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), out, nulls)));
 	}
@@ -625,6 +633,7 @@ memtx_act(PG_FUNCTION_ARGS)
 	out[2] = Int64GetDatum(action_id);
 	nulls[2] = action_id == 0;
 	out[3] = SPI_datumTransfer(blockers, false, -1);
+	out[4] = BoolGetDatum(false);
 	MemtxCallEnd(&call);
 	GateReasonOut(reason, &out[1], &nulls[1]);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), out, nulls)));

@@ -146,6 +146,39 @@ MemtxNamespaceMember(Oid role, const char *ns)
 }
 
 /*
+ * Refuse a read of namespace ns by a role that may not begin there (SPEC
+ * §17: namespaces are tenancy for reads too).  The error is the same
+ * whether the namespace exists or not, and names it not.
+ */
+void
+MemtxRequireNamespaceReader(MemtxCall *call, const char *ns)
+{
+	if (!MemtxNamespaceMember(call->caller, ns))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to read this namespace"),
+				 errdetail("Role \"%s\" is not a member of the namespace.", call->caller_name),
+				 errhint("A harness grants namespaces with memtx.grant_namespace.")));
+}
+
+/*
+ * memtx.require_namespace_reader(namespace): the check above for the reads
+ * written in SQL (memtx.read_as_of); returns nothing, or raises 42501.
+ */
+PG_FUNCTION_INFO_V1(memtx_require_namespace_reader);
+Datum
+memtx_require_namespace_reader(PG_FUNCTION_ARGS)
+{
+	MemtxCall	call;
+
+	MemtxRequireArg(fcinfo, 0, "namespace");
+	MemtxCallBeginAudit(&call);
+	MemtxRequireNamespaceReader(&call, text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	MemtxCallEnd(&call);
+	PG_RETURN_VOID();
+}
+
+/*
  * memtx.can_read(owner, readers, scope): whether the calling role may read a
  * record with this permission block.  Used by row-level security.
  */

@@ -205,6 +205,7 @@ memtx_outcome(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 
 	MemtxCallBegin(&call);
+	MemtxRequireNamespaceReader(&call, text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	values[0] = PG_GETARG_DATUM(0);
 	values[1] = PG_GETARG_DATUM(1);
 	MemtxExec(MemtxPlan(&plan,

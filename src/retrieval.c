@@ -34,9 +34,14 @@
  * an entity) that the calling role may read, in id order, read at whatever
  * snapshot the SQL statement has.  It writes nothing (no read set, no lease,
  * no xid, no sequence, no row lock), so it runs at any SQL isolation level
- * and on a hot standby, where memtx.read and memtx.recall refuse.  Like a
- * direct SELECT under the records' row-level security, it names a namespace
- * but does not require membership of it: tenancy governs transactions.
+ * and on a hot standby, where memtx.read and memtx.recall refuse.  Tenancy
+ * governs it as it governs transactions (SPEC §17): a namespace other than
+ * "default" answers only its members and harnesses, with the same error
+ * whether the namespace exists or not.
+ *
+ * valid_at (SPEC §18) keeps the records whose validity contains it: a store
+ * with time-to-live writes valid = [now, now + ttl) and reads at now, so an
+ * expired item disappears from lookup and recall without any retraction.
  */
 #include "readset.h"
 #include "record.h"
@@ -95,20 +100,22 @@ RecallQuery(Datum query)
 
 /*
  * The matches of query in namespace ns (entities starting with prefix, when
- * not NULL), best first, as an open cursor.
+ * not NULL; valid at valid_at, when not NULL), best first, as an open
+ * cursor.
  */
 static Portal
-RecallOpen(const char *ns, TSQuery query, Datum prefix, bool no_prefix)
+RecallOpen(const char *ns, TSQuery query, NullableDatum prefix, NullableDatum valid_at)
 {
 	static SPIPlanPtr plan;
-	static const Oid types[] = {TEXTOID, TSQUERYOID, TEXTOID};
-	Datum		values[3];
-	char		nulls[3] = {' ', ' ', no_prefix ? 'n' : ' '};
+	static const Oid types[] = {TEXTOID, TSQUERYOID, TEXTOID, TIMESTAMPTZOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', prefix.isnull ? 'n' : ' ', valid_at.isnull ? 'n' : ' '};
 	Portal		portal;
 
 	values[0] = CStringGetTextDatum(ns);
 	values[1] = PointerGetDatum(query);
-	values[2] = prefix;
+	values[2] = prefix.value;
+	values[3] = valid_at.value;
 	portal = SPI_cursor_open(NULL,
 							 MemtxPlan(&plan,
 									   "WITH m AS MATERIALIZED ("
@@ -118,8 +125,9 @@ RecallOpen(const char *ns, TSQuery query, Datum prefix, bool no_prefix)
 									   "       AS recall_rank"
 									   "  FROM m WHERE m.namespace = $1"
 									   "   AND ($3 IS NULL OR starts_with(m.entity, $3))"
+									   "   AND ($4 IS NULL OR m.valid @> $4)"
 									   " ORDER BY recall_rank DESC, m.id",
-									   3, types),
+									   4, types),
 							 values, nulls, false);
 	if (portal == NULL)
 		elog(ERROR, "SPI_cursor_open failed: %s", SPI_result_code_string(SPI_result));
@@ -127,12 +135,11 @@ RecallOpen(const char *ns, TSQuery query, Datum prefix, bool no_prefix)
 }
 
 /*
- * memtx.recall(tx, query, k, entity_prefix) →
+ * memtx.recall(tx, query, k, entity_prefix, valid_at) →
  *     TABLE (record_id, entity, attribute, value, rank)
  *
- * The best k matches of query visible to tx, best first; they join tx's
- * read set.  Arguments after entity_prefix, should a later signature add a
- * second ranking signal, are read only when present (PG_NARGS).
+ * The best k matches of query visible to tx (and valid at valid_at, when
+ * given: SPEC §18), best first; they join tx's read set.
  */
 PG_FUNCTION_INFO_V1(memtx_recall);
 Datum
@@ -169,7 +176,7 @@ memtx_recall(PG_FUNCTION_ARGS)
 	returned = palloc(sizeof(Datum) * k);
 	batchcxt = AllocSetContextCreate(CurrentMemoryContext, "memtx recall batch",
 									 ALLOCSET_DEFAULT_SIZES);
-	portal = RecallOpen(t->namespace, query, PG_GETARG_DATUM(3), PG_ARGISNULL(3));
+	portal = RecallOpen(t->namespace, query, fcinfo->args[3], fcinfo->args[4]);
 	for (batch = k; nreturned < k; batch = Min(batch * 2, RECALL_MAX_BATCH))
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(batchcxt);
@@ -221,10 +228,12 @@ memtx_recall(PG_FUNCTION_ARGS)
 }
 
 /*
- * memtx.lookup(entity, attribute, namespace) → SETOF memtx.records
+ * memtx.lookup(entity, attribute, namespace, valid_at) → SETOF memtx.records
  *
  * The active records on the slot (or the entity, when attribute is NULL)
- * that the caller may read, in id order; no transaction, no write.
+ * that the caller may read, in id order, valid at valid_at when it is given
+ * (SPEC §18); no transaction, no write.  A namespace other than "default"
+ * answers its members and harnesses only (SPEC §17).
  */
 PG_FUNCTION_INFO_V1(memtx_lookup);
 Datum
@@ -232,30 +241,34 @@ memtx_lookup(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr by_slot;
 	static SPIPlanPtr by_entity;
-	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID};
+	static const Oid types[] = {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemtxCall	call;
-	Datum		values[3];
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', PG_ARGISNULL(3) ? 'n' : ' ', ' '};
 	SPIPlanPtr	plan;
 
 	MemtxRequireArg(fcinfo, 0, "entity");
 	MemtxRequireArg(fcinfo, 2, "namespace");
 	InitMaterializedSRF(fcinfo, 0);
 	MemtxCallBeginAudit(&call);
+	MemtxRequireNamespaceReader(&call, text_to_cstring(PG_GETARG_TEXT_PP(2)));
 
 	values[0] = PG_GETARG_DATUM(2);
 	values[1] = PG_GETARG_DATUM(0);
+	values[2] = PG_ARGISNULL(3) ? (Datum) 0 : PG_GETARG_DATUM(3);
 	if (!PG_ARGISNULL(1))
 	{
-		values[2] = PG_GETARG_DATUM(1);
+		values[3] = PG_GETARG_DATUM(1);
 		/* through the single-truth index: the slot's active records only */
 		plan = MemtxPlan(&by_slot,
 						 "SELECT r.* FROM memtx.records r "
 						 "WHERE memtx.slot_digest(r.namespace, r.entity, r.attribute) "
-						 "      = memtx.slot_digest($1, $2, $3) "
-						 "AND r.namespace = $1 AND r.entity = $2 AND r.attribute = $3 "
-						 "AND memtx.is_active(r.state) ORDER BY r.id",
-						 3, types);
+						 "      = memtx.slot_digest($1, $2, $4) "
+						 "AND r.namespace = $1 AND r.entity = $2 AND r.attribute = $4 "
+						 "AND memtx.is_active(r.state) "
+						 "AND ($3 IS NULL OR r.valid @> $3) ORDER BY r.id",
+						 4, types);
 	}
 	else
 
@@ -267,9 +280,9 @@ memtx_lookup(PG_FUNCTION_ARGS)
 		 */
 		plan = MemtxPlan(&by_entity,
 						 "SELECT r.* FROM memtx.records r WHERE r.namespace = $1 "
-						 "AND r.entity = $2 ORDER BY r.id",
-						 2, types);
-	MemtxExec(plan, values, NULL, 0);
+						 "AND r.entity = $2 AND ($3 IS NULL OR r.valid @> $3) ORDER BY r.id",
+						 3, types);
+	MemtxExec(plan, values, nulls, 0);
 
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{

@@ -56,11 +56,17 @@ RESET ROLE;
 -- a slot; the namespace is named, not implied; an unknown entity or slot returns nothing
 SET ROLE regress_lookup_b;
 SELECT id, value FROM memtx.lookup('acct:1', 'status');
+-- another namespace answers its members only (SPEC §17), with one error
+-- whether it exists or not
+SELECT pg_temp.try($$SELECT memtx.lookup('acct:1', 'status', 'bank')$$);
+SELECT pg_temp.try($$SELECT memtx.lookup('acct:1', 'status', 'nowhere')$$);
+RESET ROLE;
+SELECT memtx.grant_namespace('bank', 'regress_lookup_team');
+SET ROLE regress_lookup_b;
 SELECT id, value FROM memtx.lookup('acct:1', 'status', 'bank');
 SELECT id, value FROM memtx.lookup(entity => 'acct:1', namespace => 'bank');
 SELECT count(*) FROM memtx.lookup('acct:1', 'balance');
 SELECT count(*) FROM memtx.lookup('acct:2');
-SELECT count(*) FROM memtx.lookup('acct:1', 'status', 'nowhere');
 -- full rows of memtx.records
 SELECT (r).id, (r).kind, (r).authority, (r).source FROM (SELECT r FROM memtx.lookup('acct:1', 'status') r) s;
 RESET ROLE;
@@ -105,6 +111,21 @@ BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY;
 SELECT array_agg(id) AS serializable FROM memtx.lookup('acct:1');
 COMMIT;
 RESET ROLE;
+
+-- valid_at (SPEC §18): only the records whose validity contains the instant,
+-- bounds as the range says ([ inclusive, ) exclusive); without it, all
+SELECT memtx.begin() AS tx \gset
+SELECT memtx.stage(:tx, 'cache:1', 'quote', '"a"', scope => 'public', valid => '[2030-05-31 00:00+00,2030-06-01 01:00+00)');
+SELECT memtx.stage(:tx, 'cache:1', 'rate', '"b"', scope => 'public', valid => '[2030-06-01 00:00+00,)');
+SELECT record_id, state FROM memtx.commit(:tx);
+SELECT attribute FROM memtx.lookup('cache:1', valid_at => '2030-05-31 23:00+00');
+SELECT attribute FROM memtx.lookup('cache:1', valid_at => '2030-06-01 00:00+00');
+SELECT attribute FROM memtx.lookup('cache:1', valid_at => '2030-06-01 01:00+00');
+SELECT attribute FROM memtx.lookup('cache:1', 'quote', valid_at => '2030-06-01 00:59:59.999999+00');
+SELECT attribute FROM memtx.lookup('cache:1', 'quote', valid_at => '2030-06-01 01:00+00');
+SELECT attribute FROM memtx.lookup('cache:1');
+-- nothing is revoked by expiry: the record is still active
+SELECT state FROM memtx.records WHERE entity = 'cache:1' AND attribute = 'quote';
 
 DROP EXTENSION memtx CASCADE;
 DROP ROLE regress_lookup_a;

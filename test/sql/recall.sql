@@ -136,6 +136,22 @@ RESET ROLE;
 SELECT quote_nullable(p) AS prefix, (SELECT array_agg(entity ORDER BY record_id) FROM memtx.recall(pg_temp.tx('committed_read'), 'widget', 10, p)) AS entities
   FROM unnest(ARRAY['a%', 'a_', 'a', '', 'ab', 'zz', NULL]) p;
 
+-- 4b. valid_at (SPEC §18): only the matches whose validity contains the instant; the best
+-- k of those, not the best k filtered afterwards
+SET ROLE regress_recall_a;
+SELECT memtx.begin() AS tx \gset
+SELECT count(*) FROM (
+    SELECT memtx.stage(:tx, 'coupon:' || i, 'text', to_jsonb('gadget coupon ' || i), scope => 'public',
+                       valid => CASE WHEN i <= 3 THEN '[2030-05-01 00:00+00,2030-06-02 00:00+00)'
+                                     ELSE '[2030-05-01 00:00+00,)' END::tstzrange)
+      FROM generate_series(1, 5) i) s;
+SELECT count(*) FROM memtx.commit(:tx);
+RESET ROLE;
+SELECT v AS valid_at, (SELECT array_agg(entity ORDER BY entity) FROM memtx.recall(pg_temp.tx('committed_read'), 'gadget', 10, valid_at => v)) AS entities
+  FROM unnest(ARRAY['2030-06-01 23:59:59+00', '2030-06-02 00:00+00', '2030-04-30 00:00+00', NULL]::timestamptz[]) v;
+SELECT array_agg(entity ORDER BY entity) AS best_2_valid_later
+  FROM memtx.recall(pg_temp.tx('committed_read'), 'gadget', 2, valid_at => '2030-07-01 00:00+00');
+
 -- 5. queries that match nothing: empty, stop words only, no lexeme
 SELECT count(*) AS empty FROM memtx.recall(pg_temp.tx('committed_read'), '');
 SELECT count(*) AS stop_words FROM memtx.recall(pg_temp.tx('committed_read'), 'the and of');
@@ -208,14 +224,15 @@ RESET ROLE;
 -- 8. served by the GIN index, never by a scan of the store.  The generic plan of the query
 -- recall runs (retrieval.c) probes records_recall_idx and has no Seq Scan on records ...
 SET plan_cache_mode = force_generic_plan;
-PREPARE recall_query(text, tsquery, text) AS
+PREPARE recall_query(text, tsquery, text, timestamptz) AS
     WITH m AS MATERIALIZED (
       SELECT r.* FROM memtx.records r
        WHERE memtx.recall_document(r.entity, r.attribute, r.value) @@ $2)
     SELECT m.*, ts_rank(memtx.recall_document(m.entity, m.attribute, m.value), $2) AS recall_rank
       FROM m WHERE m.namespace = $1 AND ($3 IS NULL OR starts_with(m.entity, $3))
+       AND ($4 IS NULL OR m.valid @> $4)
      ORDER BY recall_rank DESC, m.id;
-EXPLAIN (COSTS OFF) EXECUTE recall_query('default', 'refund', NULL);
+EXPLAIN (COSTS OFF) EXECUTE recall_query('default', 'refund', NULL, NULL);
 DEALLOCATE recall_query;
 RESET plan_cache_mode;
 -- ... and a call counts one scan of that index and no sequential scan of records

@@ -22,7 +22,7 @@ SELECT t->'function'->>'name' AS tool, p.key AS property,
 -- the properties are exactly the named arguments of the function behind
 -- each tool (tx and namespace excepted) and required is exactly those
 -- without a default
-WITH fn(tool, func) AS (VALUES ('memory_recall', 'memtx.recall(bigint,text,integer,text)'::regprocedure),
+WITH fn(tool, func) AS (VALUES ('memory_recall', 'memtx.recall(bigint,text,integer,text,timestamptz)'::regprocedure),
                                ('memory_read', 'memtx.read(bigint,text,text)'),
                                ('memory_stage', 'memtx.stage(bigint,text,text,jsonb,memtx.kind,text,double precision,bigint[],memtx.scope,text[],text[],tstzrange,timestamptz,bigint,text)'),
                                ('memory_outcome', 'memtx.outcome(text,text)'),

@@ -146,7 +146,7 @@ def _outcome(mem: Memory, a: Dict[str, Any]) -> Dict[str, Any]:
 
 MEMORY_TOOLS: Dict[str, Tuple[Params, Handler]] = {
     "memory_recall": ({"query": ("string", True), "k": ("integer", False),
-                       "entity_prefix": ("string", False)},
+                       "entity_prefix": ("string", False), "valid_at": ("string", False)},
                       lambda m, a: {"records": _listed(m.recall(**a))}),
     "memory_read": ({"entity": ("string", False), "attribute": ("string", False)},
                     lambda m, a: {"records": _listed(m.read(**a))}),

@@ -44,7 +44,8 @@ _CONTENT: Dict[str, str] = {
 SIGNATURES: Dict[str, Dict[str, str]] = {
     "begin": {"tier": "memtx.risk_tier", "agent": "text", "namespace": "text",
               "isolation": "memtx.isolation"},
-    "recall": {"tx": "bigint", "query": "text", "k": "integer", "entity_prefix": "text"},
+    "recall": {"tx": "bigint", "query": "text", "k": "integer", "entity_prefix": "text",
+               "valid_at": "timestamptz"},
     "read": {"tx": "bigint", "entity": "text", "attribute": "text"},
     "stage": {"tx": "bigint", **_CONTENT},
     "propose": {**_CONTENT, "namespace": "text"},
@@ -54,7 +55,7 @@ SIGNATURES: Dict[str, Dict[str, str]] = {
     "gate": {"tx": "bigint", "tool": "text"},
     "act": {"tx": "bigint", "tool": "text", "args": "jsonb", "derived_from": "bigint[]",
             "effect_key": "text"},
-    "lookup": {"entity": "text", "attribute": "text", "namespace": "text"},
+    "lookup": {"entity": "text", "attribute": "text", "namespace": "text", "valid_at": "timestamptz"},
     "outcome": {"proposal": "text", "namespace": "text"},
     "read_as_of": {"at": "timestamptz", "entity": "text", "attribute": "text",
                    "namespace": "text", "valid_at": "timestamptz"},
@@ -220,16 +221,22 @@ class Memory:
         return self._typed(Record, "read", _present(tx=self.tx, entity=entity, attribute=attribute))
 
     def recall(self, query: str, k: Optional[int] = None,
-               entity_prefix: Optional[str] = None) -> List[Recalled]:
-        """The best k visible full-text matches, best first; they join the read set."""
+               entity_prefix: Optional[str] = None,
+               valid_at: Optional[Instant] = None) -> List[Recalled]:
+        """The best k visible full-text matches (valid at ``valid_at``, when given), best
+        first; they join the read set."""
         return self._typed(Recalled, "recall",
-                           _present(tx=self.tx, query=query, k=k, entity_prefix=entity_prefix))
+                           _present(tx=self.tx, query=query, k=k, entity_prefix=entity_prefix,
+                                    valid_at=valid_at))
 
-    def lookup(self, entity: str, attribute: Optional[str] = None) -> List[Record]:
-        """Active records on the slot (or entity) readable by the role, without a
-        transaction: no read set, no lease, no write (works on a hot standby)."""
+    def lookup(self, entity: str, attribute: Optional[str] = None,
+               valid_at: Optional[Instant] = None) -> List[Record]:
+        """Active records on the slot (or entity) readable by the role (valid at ``valid_at``,
+        when given), without a transaction: no read set, no lease, no write (works on a hot
+        standby)."""
         return self._typed(Record, "lookup",
-                           _present(entity=entity, attribute=attribute, namespace=self.namespace))
+                           _present(entity=entity, attribute=attribute, namespace=self.namespace,
+                                    valid_at=valid_at))
 
     def outcome(self, proposal: str) -> Optional[Outcome]:
         """The disposition of a proposal id, or None when unknown or unreadable."""
@@ -314,12 +321,12 @@ class Memory:
             effect_key: Optional[str] = None) -> ActResult:
         """Gate a tool call on its declared inputs and record the decision.  Run the
         effect only when ``allowed``; a repeat under the same effect_key returns
-        the stored decision (same ``action_id``) and records nothing."""
+        the stored decision (same ``action_id``, ``repeated`` true) and records nothing."""
         row = self._rows("act", _present(tx=self.tx, tool=tool, args=Jsonb(args),
                                          derived_from=list(derived_from),
                                          effect_key=effect_key))[0]
         return ActResult(row["allowed"], row["reason"], row["action_id"],
-                         list(row["blockers"] or []))
+                         list(row["blockers"] or []), row["repeated"])
 
     # -- harness operations (a harness's connection) ---------------------------
 

@@ -114,12 +114,14 @@ class GateResult(Row):
 
 @dataclasses.dataclass(frozen=True)
 class ActResult(Row):
-    """The decision on one tool call; an allowed call's ``action_id`` is its tool_action record."""
+    """The decision on one tool call; an allowed call's ``action_id`` is its tool_action record.
+    ``repeated``: the call returned the stored decision of its effect key's first call."""
 
     allowed: bool
     reason: Optional[str]
     action_id: Optional[int]
     blockers: List[int]
+    repeated: bool
 
 
 @dataclasses.dataclass(frozen=True)

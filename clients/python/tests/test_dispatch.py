@@ -119,16 +119,16 @@ def test_domain_tool_is_gated_through_act(alice: Memory, admin_conn: Any, unique
                                 "effect_key": f"{unique}-841"})
     blocked = tools.dispatch(call)
     assert blocked.content == {"ok": True, "allowed": False, "reason": "in_flight_tentative",
-                               "action_id": None, "blockers": [rid]}
+                               "action_id": None, "blockers": [rid], "repeated": False}
     assert not blocked.is_error and effects == []
     alice.commit()
     allowed = tools.dispatch(call).content
     action = allowed["action_id"]
     assert allowed == {"ok": True, "allowed": True, "reason": None, "action_id": action,
-                       "blockers": [], "output": {"refunded": 20, "action": action}}
+                       "blockers": [], "repeated": False, "output": {"refunded": 20, "action": action}}
     assert state_of(admin_conn, action)[0] == "committed"
-    # a retried call under the same effect key gets the stored decision back
-    assert tools.dispatch(call).content == allowed
+    # a retried call under the same effect key gets the stored decision back, marked repeated
+    assert tools.dispatch(call).content == {**allowed, "repeated": True}
     assert effects == [{"order": 841, "amount": 20}]
     # another runner (a restarted process) gets the same decision and action id
     assert Dispatcher(alice).dispatch(call).content["action_id"] == action
@@ -140,7 +140,7 @@ def test_domain_tool_without_executor(alice: Memory, unique: str) -> None:
         res = tools.dispatch(anthropic_call(unique, {"args": {}})).content
     # an unregistered tool is irreversible; nothing tentative is in flight
     assert res == {"ok": True, "allowed": True, "reason": None,
-                   "action_id": res["action_id"], "blockers": []}
+                   "action_id": res["action_id"], "blockers": [], "repeated": False}
 
 
 @pytest.mark.parametrize("name, arguments, message", [

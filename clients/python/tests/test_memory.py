@@ -1,7 +1,7 @@
 """Memory: every method against a live memtx, the turn, errors with their SQLSTATE."""
-
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from typing import Any, Callable, List
 
@@ -138,13 +138,15 @@ def test_gate_and_act_refusals_are_results(alice: Memory, admin_conn: Any, uniqu
     rid = alice.stage("order:10", "eligible", True)
     assert alice.gate(unique) == GateResult(False, "in_flight_tentative", [rid])
     blocked = alice.act(unique, {"order": 10}, [rid], effect_key=f"{unique}-10")
-    assert blocked == ActResult(False, "in_flight_tentative", None, [rid])
+    assert blocked == ActResult(False, "in_flight_tentative", None, [rid], False)
     alice.commit()
     assert alice.gate(unique) == GateResult(True, None, [])
     allowed = alice.act(unique, {"order": 10}, [rid], effect_key=f"{unique}-10")
     assert allowed.allowed and allowed.reason is None and allowed.action_id is not None
     # a blocked call did not use the key up; a repeat returns the stored decision
-    assert alice.act(unique, {"order": 10}, [rid], effect_key=f"{unique}-10") == allowed
+    assert not allowed.repeated
+    assert alice.act(unique, {"order": 10}, [rid], effect_key=f"{unique}-10") == \
+        dataclasses.replace(allowed, repeated=True)
     # the same key with other arguments is an error, not a decision
     with pytest.raises(Conflict) as err:
         alice.act(unique, {"order": 11}, [rid], effect_key=f"{unique}-10")
@@ -318,7 +320,7 @@ def test_two_agents_share_and_hide(alice: Memory, bob: Memory, admin_conn: Any,
         alice.begin()
         pending = alice.stage("order:20", "amount", 25)
         assert bob.act(unique, {"order": 20}, [decision]) == \
-            ActResult(False, "in_flight_tentative", None, [pending])
+            ActResult(False, "in_flight_tentative", None, [pending], False)
         alice.commit()
     with bob.turn():
         assert bob.act(unique, {"order": 20}, [decision]).allowed
