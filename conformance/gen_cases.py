@@ -2863,19 +2863,22 @@ def h_proposal_retry(c, D):
 
 @scenario("hardened", F, "proposal-hijack")
 def h_proposal_hijack(c, D):
-    """{b} reuses {a}'s proposal id with another value {bad}: a bound id belongs to its first
-    record forever, so the stage fails with a unique violation, writes nothing, and
-    {a}'s {alt} stays the value."""
+    """{b} reuses {a}'s proposal id for another value {bad} of {e}.{at}: a proposal id belongs to
+    its agent, so this is {b}'s own new proposal, judged like any write (its source ranks lower:
+    lower_authority), and {a}'s proposal is untouched: {a}'s retry still returns its record, and
+    {alt} stays the value."""
     a, b = D["a"], D["b"]
     c.begin(a, "t1")
     c.stage(a, "first", D["e"], D["at"], D["alt"], source=D["mid"], proposal="prop-" + D["name"], tx="$t1")
     c.commit(a, "t1")
     c.begin(b, "t2")
-    c.stage(b, "steal", D["e"], D["at"], D["bad"], source=D["hi"], proposal="prop-" + D["name"],
-            tx="$t2", expect_error="23505")
+    c.stage(b, "steal", D["e"], D["at"], D["bad"], source=D["lo"], proposal="prop-" + D["name"], tx="$t2")
     c.commit(b, "t2")
+    c.begin(a, "t3")
+    c.stage(a, "again", D["e"], D["at"], D["alt"], source=D["mid"], proposal="prop-" + D["name"], tx="$t3")
+    c.commit(a, "t3")
     c.ok(D["e"], D["at"], D["alt"])
-    c.perm_err("steal", "23505")
+    c.gone(D["e"], D["at"], D["bad"], reason="lower_authority", state="quarantined")
 
 
 # ============================================================ output

@@ -202,7 +202,10 @@ CREATE TABLE memtx.records (
     -- §13: the record memtx.restore copied, and when memtx.erase removed the value
     restored_from  bigint,
     erased_at      timestamptz,
+    -- §17: the agent whose proposal id this record bears (its transaction's)
+    proposer       text,
     PRIMARY KEY (id, namespace),
+    CONSTRAINT records_proposer_check CHECK ((proposal IS NULL) = (proposer IS NULL)),
     -- single truth: no two active records on one slot with overlapping
     -- validity and different values (slots and values compared by the
     -- SHA-256 of their text; the slot's bigint key leads, see value.c), within
@@ -366,6 +369,39 @@ ALTER TABLE memtx.transactions ENABLE ROW LEVEL SECURITY;
 CREATE POLICY transactions_own ON memtx.transactions FOR SELECT
     USING (memtx.can_read(agent, NULL, NULL));
 SELECT pg_catalog.pg_extension_config_dump('memtx.transactions', '');
+
+-- A transaction counts as expired when its lease ran out, or when it was
+-- open across a crash that may have lost reads of it that rolled back (§17
+-- "The durable read set survives restarts", src/readset.c): the first memtx
+-- call on the writable server after such a start fixes the transaction id
+-- before which that is so, memtx.read_set_lost_before() (NULL: no crash
+-- since the store's reads were kept).  Defined once: every call on a
+-- transaction, expire_transactions and the worker use memtx.lease_expired.
+CREATE FUNCTION memtx.read_set_lost_before() RETURNS xid8
+    AS 'MODULE_PATHNAME', 'memtx_read_set_lost_before'
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION memtx.read_set_lost_before() IS 'the transaction id before which open memtx transactions may have lost reads in a crash, so they count as expired (NULL: none)';
+CREATE FUNCTION memtx.lease_expired(lease_expires_at timestamptz, snapshot_xid xid8) RETURNS boolean
+    LANGUAGE sql VOLATILE PARALLEL RESTRICTED
+    RETURN lease_expires_at < pg_catalog.clock_timestamp()
+        OR coalesce(snapshot_xid < memtx.read_set_lost_before(), false);
+COMMENT ON FUNCTION memtx.lease_expired(timestamptz, xid8) IS 'whether an open transaction counts as expired: its lease ran out, or it was open across a crash that may have lost its reads';
+
+-- The shared buffer of reads not yet durable (§17 "No tenant can starve
+-- another"): its lost reads, the reads sessions hold in SQL transactions
+-- that have not ended, the common pool and its use, the units reserved for
+-- every session, this session's use, and the lost reads of this database's
+-- store.  Harness: the counts are the whole cluster's.
+CREATE FUNCTION memtx.read_set_usage(OUT lost_reads bigint, OUT pending_reads bigint, OUT common_pool integer,
+                                     OUT common_used integer, OUT reserved_per_session integer,
+                                     OUT session_used integer, OUT store_lost_reads bigint)
+    AS 'MODULE_PATHNAME', 'memtx_read_set_usage'
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION memtx.read_set_usage() IS 'harness: the shared read-set buffer (lost reads, reads held by sessions, the common pool and its use, the units reserved per session), this session''s use of it and the lost reads of this database''s store';
+REVOKE ALL ON FUNCTION memtx.read_set_usage() FROM PUBLIC;
+-- Executable by all: the function refuses every caller but a harness itself.
+GRANT EXECUTE ON FUNCTION memtx.read_set_usage() TO PUBLIC;
 
 CREATE TABLE memtx.role_tiers (
     role_name text PRIMARY KEY CHECK (role_name <> ''),
@@ -853,19 +889,22 @@ GRANT SELECT ON memtx.stats TO PUBLIC;
 
 -- expected_head is the predecessor the proposer saw (0: typed absence, NULL:
 -- no expectation); proposal is a client-chosen id, bound forever to the first
--- record staged under it in its namespace.  Both are content: the lifecycle
--- trigger keeps them fixed after staging like every column it does not list.
-CREATE UNIQUE INDEX records_proposal_idx ON memtx.records (namespace, proposal) WHERE proposal IS NOT NULL;
+-- record its agent (proposer, the staging transaction's agent) staged under
+-- it in its namespace (§17: another agent's use of the string is another
+-- proposal).  All are content: the lifecycle trigger keeps them fixed after
+-- staging like every column it does not list.
+CREATE UNIQUE INDEX records_proposal_idx ON memtx.records (namespace, proposer, proposal) WHERE proposal IS NOT NULL;
 
-CREATE FUNCTION memtx.outcome(proposal text, namespace text DEFAULT 'default')
+CREATE FUNCTION memtx.outcome(proposal text, namespace text DEFAULT 'default', agent text DEFAULT NULL)
     RETURNS TABLE (record_id bigint, tx_id bigint, state memtx.state, reason text, tx_status text)
     AS 'MODULE_PATHNAME', 'memtx_outcome'
     LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp SET jit = off;
-COMMENT ON FUNCTION memtx.outcome(text, text) IS 'the disposition of a proposal (record, transaction, current state and reason, transaction status); no row when the id is unknown or the record not readable by the caller; writes nothing';
-REVOKE ALL ON FUNCTION memtx.outcome(text, text) FROM PUBLIC;
--- Anyone's read: it answers only about records the calling role may read.
-GRANT EXECUTE ON FUNCTION memtx.outcome(text, text) TO PUBLIC;
+COMMENT ON FUNCTION memtx.outcome(text, text, text) IS 'the disposition of the calling role''s proposal (a harness names the agent): record, transaction, current state and reason, transaction status; no row when the id is unknown or the record not readable by the caller; namespace members only; writes nothing';
+REVOKE ALL ON FUNCTION memtx.outcome(text, text, text) FROM PUBLIC;
+-- Anyone's read: it answers only about the caller's own proposals (a
+-- harness's about any agent's), of records the calling role may read.
+GRANT EXECUTE ON FUNCTION memtx.outcome(text, text, text) TO PUBLIC;
 
 -- begin + stage + commit of one record, in C (src/propose.c): the three
 -- calls' code in one call.  A proposal already bound with the same content

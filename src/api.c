@@ -26,6 +26,7 @@
  */
 #include "api.h"
 #include "catalog.h"
+#include "readset.h"
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -64,6 +65,8 @@ void
 MemtxCallBeginAudit(MemtxCall *call)
 {
 	CatalogCheckVersion();
+	/* after a start that may have lost reads, the first call fixes the point (readset.c) */
+	(void) ReadSetLostBefore();
 	call->caller = GetUserId();
 	call->caller_name = GetUserNameFromId(call->caller, false);
 	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);

@@ -51,6 +51,7 @@
 #include "utils/resowner.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/xid8.h"
 
 /* What a repair did to a record: the action column of memtx.rollback_log. */
 typedef enum RepairAction
@@ -424,7 +425,8 @@ CascadeRun(const char *ns, int64 *roots, int nroots,
  * quarantined, and what descends from them, as a cascade would (SPEC §16 "Act
  * inputs"): root leaves tentative other than by committing.  The rows carry
  * root as their root; root itself gets none (its verdict is its outcome).
- * The caller holds the namespace lock exclusive.
+ * The caller holds the namespace lock exclusive, or shared when every such
+ * root was staged in its own SQL transaction (CascadeStagingPrivate).
  */
 void
 CascadeRepairActions(const char *ns, int64 root, MemtxReason reason)
@@ -432,7 +434,7 @@ CascadeRepairActions(const char *ns, int64 root, MemtxReason reason)
 	RepairList	log = {0};
 	RepairList	comp = {0};
 
-	Assert(LockNamespaceHeld(ns, true));
+	Assert(LockNamespaceHeld(ns, false));
 	CascadeRepairBelow(ns, root, true, &log, &comp);
 	if (log.n == 0)
 		return;
@@ -481,6 +483,35 @@ CascadeStagingHasActions(int64 tx)
 						1, types),
 			  values, NULL, 1);
 	return SPI_processed > 0;
+}
+
+/*
+ * Whether every tentative record of transaction tx that has children was
+ * staged in the current SQL transaction.  Then nothing below them can be
+ * another SQL transaction's: until this one commits no other can see them,
+ * so none can stage a child of them or act on them (under a raw_read pin)
+ * — and their actions, inserted here too, are as invisible.  A commit
+ * repairing such actions has nothing to wait for and keeps the namespace
+ * lock shared: two turns that each stage, act and commit in one SQL
+ * transaction do not deadlock by both upgrading it (SPEC §17).
+ */
+bool
+CascadeStagingPrivate(int64 tx)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8OID, XID8OID};
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(tx);
+	values[1] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT 1 FROM memtx.records r "
+						"WHERE r.tx_id = $1 AND r.state = 'tentative' AND r.staged_xid <> $2 "
+						"  AND EXISTS (SELECT 1 FROM memtx.edges e WHERE e.parent = r.id) "
+						"LIMIT 1",
+						2, types),
+			  values, NULL, 1);
+	return SPI_processed == 0;
 }
 
 /*
@@ -656,7 +687,8 @@ CascadeExpireNamespace(const char *ns, int64 *ids, int n, Tuplestorestate *out, 
  * memtx.expire_transactions(namespace DEFAULT NULL) → SETOF bigint
  *
  * Aborts, with reason expired, every open transaction (of the namespace,
- * when given) whose lease ran out.  Transactions locked by a call in
+ * when given) that counts as expired (memtx.lease_expired: its lease ran
+ * out, or it was open across a crash that may have lost its reads).  Transactions locked by a call in
  * progress are skipped (that call renews their lease), and so is every
  * namespace whose lock is not had within lock_timeout: a writer idle in its
  * SQL transaction holds up expiry of its own namespace only.
@@ -684,7 +716,7 @@ memtx_expire_transactions(PG_FUNCTION_ARGS)
 		nulls[0] = 'n';
 	MemtxExec(MemtxPlan(&expired,
 						"SELECT id, namespace FROM memtx.transactions "
-						"WHERE status = 'open' AND lease_expires_at < pg_catalog.clock_timestamp() "
+						"WHERE status = 'open' AND memtx.lease_expired(lease_expires_at, snapshot_xid) "
 						"  AND ($1 IS NULL OR namespace = $1) "
 						"ORDER BY namespace, id FOR UPDATE SKIP LOCKED",
 						1, types),

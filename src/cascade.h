@@ -40,5 +40,6 @@ extern void CascadeRepairActions(const char *ns, int64 root, MemtxReason reason)
 
 /* Whether an allowed action of transaction tx derives from its tentative staging. */
 extern bool CascadeStagingHasActions(int64 tx);
+extern bool CascadeStagingPrivate(int64 tx);
 
 #endif							/* MEMTX_CASCADE_H */

@@ -194,9 +194,12 @@ MemtxReasonFromName(const char *name)
 	return MR_NONE;
 }
 
-/* The extversion of memtx in this database, palloc'd; NULL when not installed. */
+/*
+ * The extversion of memtx in this database, palloc'd; NULL when not
+ * installed.  *store is the OID of its pg_extension row.
+ */
 static char *
-CatalogInstalledVersion(void)
+CatalogInstalledVersion(Oid *store)
 {
 	Relation	rel;
 	ScanKeyData key;
@@ -217,11 +220,15 @@ CatalogInstalledVersion(void)
 
 		if (!isnull)
 			version = text_to_cstring(DatumGetTextPP(d));
+		*store = ((Form_pg_extension) GETSTRUCT(tup))->oid;
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return version;
 }
+
+/* The store CatalogCheckVersion found, in the SQL transaction it checked. */
+static Oid	checked_store = InvalidOid;
 
 void
 CatalogCheckVersion(void)
@@ -233,7 +240,7 @@ CatalogCheckVersion(void)
 	if (checked_in == MyProc->lxid && checked_in != InvalidLocalTransactionId)
 		return;
 
-	version = CatalogInstalledVersion();
+	version = CatalogInstalledVersion(&checked_store);
 	if (version == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -257,6 +264,17 @@ CatalogCheckVersion(void)
 						 CatalogVersions[0],
 						 CatalogVersions[lengthof(CatalogVersions) - 1]),
 			 errhint("Run ALTER EXTENSION memtx UPDATE, or install the memtx library that matches the catalog.")));
+}
+
+/*
+ * The store: the OID of memtx's pg_extension row in this database, which a
+ * DROP and CREATE EXTENSION changes (the transaction ids restart with it).
+ */
+Oid
+CatalogStoreId(void)
+{
+	CatalogCheckVersion();
+	return checked_store;
 }
 
 /* memtx.enum_labels(): the enum labels compiled into this library. */

@@ -16,4 +16,7 @@
  */
 extern void CatalogCheckVersion(void);
 
+/* The OID of memtx's pg_extension row: a DROP and CREATE EXTENSION changes it. */
+extern Oid	CatalogStoreId(void);
+
 #endif							/* MEMTX_CATALOG_H */

@@ -41,6 +41,7 @@ static const char *const FaultPoints[] = {
 	"fence:advanced", "fence:aborted",
 	"erase:revoked", "erase:erased",
 	"chain:filled",
+	"readset:flush",
 };
 
 enum

@@ -11,7 +11,10 @@
  * epoch.  While fenced, every write by the role fails with 42501: its own
  * begin or a harness's on its behalf, revoke by it (and memtx.propose, a
  * begin, stage and commit in one call, must check its caller the same way,
- * with FenceAdmitWriter, before it begins).  A transaction records
+ * with FenceAdmitWriter, before it begins) — and every write of a session
+ * whose session user is the role, whatever role it has set (SPEC §17:
+ * FenceAdmitSession, in FenceAdmitWriter and in every load of a transaction
+ * for a call that writes).  A transaction records
  * its agent's epoch at begin; every call on a transaction opened under an
  * older epoch fails with 42501 forever (txn.c, TxnAdmit), after unfence and
  * for a harness too, commit's stored outcome and act in a committed
@@ -36,10 +39,15 @@
 #include "txn.h"
 
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 
-int64
-FenceAdmitWriter(const char *role)
+/*
+ * Take role's writer lock shared and return its writer epoch; *fenced: it is
+ * fenced now.
+ */
+static int64
+FenceEpochOf(const char *role, bool *fenced)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {TEXTOID};
@@ -52,29 +60,65 @@ FenceAdmitWriter(const char *role)
 						"WHERE role_name = $1 ORDER BY epoch DESC LIMIT 1",
 						1, types),
 			  values, NULL, 1);
-	if (SPI_processed == 0)
-		return 0;
-	if (MemtxGetBool(0, 2))
+	*fenced = SPI_processed > 0 && MemtxGetBool(0, 2);
+	return SPI_processed > 0 ? MemtxGetInt64(0, 1) : 0;
+}
+
+/*
+ * Refuse a write by a session whose session user is fenced, whatever role
+ * it has set (SPEC §17: SET ROLE cannot escape a fence).  Takes the session
+ * user's writer lock shared, after the agent's (level 0 of locks.c).  A
+ * session user that is the agent, checked already, is not checked again.
+ */
+void
+FenceAdmitSession(const char *agent)
+{
+	char	   *session = GetUserNameFromId(GetSessionUserId(), false);
+	bool		fenced;
+
+	if (agent && strcmp(agent, session) == 0)
+		return;
+	(void) FenceEpochOf(session, &fenced);
+	if (fenced)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("session user \"%s\" is fenced", session),
+				 errdetail("A harness fenced its writer epoch; no write by its sessions is accepted until memtx.unfence, whatever role they set."),
+				 errhint("Writes by the role's successor are not affected.")));
+}
+
+int64
+FenceAdmitWriter(const char *role)
+{
+	bool		fenced;
+	int64		epoch = FenceEpochOf(role, &fenced);
+
+	if (fenced)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("role \"%s\" is fenced", role),
 				 errdetail("A harness fenced its writer epoch; no write by it is accepted until memtx.unfence."),
 				 errhint("Writes by the role's successor are not affected.")));
-	return MemtxGetInt64(0, 1);
+	FenceAdmitSession(role);
+	return epoch;
 }
 
-void
+char *
 FenceLockTxnWriter(int64 tx)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8OID};
 	Datum		values[1];
+	char	   *agent;
 
 	values[0] = Int64GetDatum(tx);
 	MemtxExec(MemtxPlan(&plan, "SELECT agent FROM memtx.transactions WHERE id = $1", 1, types),
 			  values, NULL, 1);
-	if (SPI_processed > 0)
-		LockWriter(MemtxGetText(0, 1), false);
+	if (SPI_processed == 0)
+		return NULL;
+	agent = MemtxGetText(0, 1);
+	LockWriter(agent, false);
+	return agent;
 }
 
 void

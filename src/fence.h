@@ -13,11 +13,15 @@
  */
 extern int64 FenceAdmitWriter(const char *role);
 
+/* Refuse a write by a session whose session user is fenced (42501). */
+extern void FenceAdmitSession(const char *agent);
+
 /*
  * Take the writer lock of transaction tx's agent shared, before the call
- * locks tx's row; nothing when tx does not exist (the load reports it).
+ * locks tx's row, and return the agent; nothing (NULL) when tx does not
+ * exist (the load reports it).
  */
-extern void FenceLockTxnWriter(int64 tx);
+extern char *FenceLockTxnWriter(int64 tx);
 
 /*
  * For resolve accepting record id: take its transaction's writer lock and

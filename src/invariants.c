@@ -25,7 +25,8 @@
  *       a disposition the store does not record (SPEC §11);
  *   receipt_chain  each namespace's chained receipts verify
  *       (memtx.receipt_problems: links, hashes, columns, subjects, digests);
- *   proposal  no proposal id is bound to two records of a namespace (§10).
+ *   proposal  no agent's proposal id is bound to two records of a
+ *             namespace (§10, §17).
  *
  * It returns one row per violation and nothing when all hold.  Unlike the
  * hot paths it reads whole tables: it is an audit, like amcheck.
@@ -143,11 +144,12 @@ static const char *const InvariantQueries[] = {
 	"SELECT 'receipt_chain', NULL::bigint, pg_catalog.format('namespace %s: %s', n.namespace, p.detail) "
 	"FROM (SELECT DISTINCT namespace FROM memtx.receipts) n, memtx.receipt_problems(n.namespace) p "
 	"ORDER BY n.namespace, p.seq",
-	/* proposal: one proposal id bound to two records of a namespace */
+	/* proposal: one agent's proposal id bound to two records of a namespace */
 	"SELECT 'proposal', pg_catalog.min(id), pg_catalog.format("
-	"  'proposal %s is bound to %s records in namespace %s', proposal, pg_catalog.count(*), namespace) "
+	"  'proposal %s of agent %s is bound to %s records in namespace %s', proposal, proposer, "
+	"  pg_catalog.count(*), namespace) "
 	"FROM memtx.records WHERE proposal IS NOT NULL "
-	"GROUP BY namespace, proposal HAVING pg_catalog.count(*) > 1",
+	"GROUP BY namespace, proposer, proposal HAVING pg_catalog.count(*) > 1",
 };
 
 PG_FUNCTION_INFO_V1(memtx_check_invariants);

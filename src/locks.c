@@ -10,7 +10,9 @@
  *   0. the writer lock of a role (fence.c): shared by every call that writes
  *      as the role or in one of its transactions (begin of its transaction,
  *      stage, commit, act, abort of one, revoke by it, resolve accepting a
- *      record of one), taken before the call checks the role's writer epoch;
+ *      record of one), taken before the call checks the role's writer epoch
+ *      — and then, when the session user is another role, the session
+ *      user's, since a fence binds the session user too (SPEC §17);
  *      exclusive by fence and unfence, which change the epoch.  So a call
  *      racing a fence of its role either holds the lock first and completes
  *      before the fence (which waits for it), or waits and then sees the new
@@ -44,22 +46,24 @@
  *      or the proposal lock (stage with a proposal id), exclusive, so two
  *      stages under one id serialize and the second sees the first's record
  *      (a retry) or, when the first rolled back, binds the id itself.  Like
- *      slot locks (level 4), proposal locks are taken after the namespace's
- *      proposal-intent lock, shared, in one pass sorted by key (stage_many
- *      locks the ids of its whole batch before staging any), and above
- *      LOCK_SLOTS_MAX distinct ids the proposal-intent lock is taken
- *      exclusive instead, so a batch holds a bounded number of locks.
+ *      slot locks (level 4), both are taken after an intent lock of their
+ *      namespace (effect-key intent, proposal intent), shared, in one pass
+ *      sorted by key (stage_many locks the ids of its whole batch before
+ *      staging any), and escalated the same way.
  *   4. slot locks (commit, resolve): first the namespace's slot-intent
  *      lock, shared, then every slot of the call, exclusive, in one pass
  *      sorted by key, so rival commits serialize without deadlock and the
- *      second adjudicates against the first's result.  A call with more
- *      than LOCK_SLOTS_MAX distinct slots takes the slot-intent lock
- *      exclusive instead, and no slot lock: it conflicts with every slot
- *      holder of the namespace (they hold the intent lock shared) and with
- *      every other escalated call, so it serializes exactly where its slot
- *      locks would have, at the cost of also waiting for commits on other
- *      slots.  The namespace lock (level 2) is not upgraded for this: an
- *      upgrade of a lock that others hold shared deadlocks.
+ *      second adjudicates against the first's result.  A call that would
+ *      make this backend hold more than LOCK_KEYS_MAX slot locks of the
+ *      namespace in its SQL transaction (counting those earlier calls took)
+ *      takes the slot-intent lock exclusive instead, and no slot lock: it
+ *      conflicts with every slot holder of the namespace (they hold the
+ *      intent lock shared) and with every other escalated call, so it
+ *      serializes exactly where its slot locks would have, at the cost of
+ *      also waiting for commits on other slots; later calls of the SQL
+ *      transaction take no slot lock of the namespace at all.  The
+ *      namespace lock (level 2) is not upgraded for this: an upgrade of a
+ *      lock that others hold shared deadlocks.
  *   5. record rows, FOR UPDATE, in id order (cascade roots and descendants,
  *      the record resolve settles).
  *   6. a namespace's receipt chain head (memtx.receipt_heads), FOR UPDATE,
@@ -93,27 +97,38 @@
  * The shared lock table.  Every heavyweight lock held takes an entry in a
  * table shared by all databases of the cluster, sized max_locks_per_transaction
  * × (max_connections + ...); when it is full, every session of every database
- * that needs a new lock fails with 53200.  So no memtx call holds a number of
- * locks that grows with its input: a commit holds at most LOCK_SLOTS_MAX slot
- * locks plus its levels 0–3 and the relation locks of its statements (about
- * a dozen outside PostgreSQL's per-backend fast path), well under the default
- * max_locks_per_transaction of 64.  Row locks (levels 1 and 5: act's inputs,
- * a cascade's descendants, a stage's parents, checked by foreign keys FOR KEY
- * SHARE) live in the tuples, not in the lock table, however many rows a call
- * locks.
+ * that needs a new lock fails with 53200 (SPEC §17: no tenant may do that to
+ * another).  So the keyed locks memtx holds do not grow with the calls of an
+ * SQL transaction: per namespace it touches, a backend holds at most
+ * LOCK_KEYS_MAX slot locks, as many proposal locks and as many effect-key
+ * locks — a call that would exceed one of these bounds escalates to the
+ * kind's intent lock, exclusive, which covers every later call of the SQL
+ * transaction — besides one lock per level 0–2 and intent (at most
+ * 3 × LOCK_KEYS_MAX + 5 = 53 advisory locks per namespace and role) and the
+ * relation locks of its statements (outside PostgreSQL's per-backend fast
+ * path: about a dozen, the same for every call).  Row locks (levels 1 and 5:
+ * act's inputs, a cascade's descendants, a stage's parents, checked by
+ * foreign keys FOR KEY SHARE) live in the tuples, not in the lock table,
+ * however many rows a call locks.  Escalating when an SQL transaction
+ * already holds the intent lock shared is an upgrade: two sessions
+ * escalating in one namespace at once may deadlock, which PostgreSQL detects
+ * (40P01); a turn of an agent, a few slots, never escalates.
  *
  * All keys live in memtx's own advisory space: field1 the database, field2
  * 'mt' << 16 | kind (slot, namespace, effect key, slot intent, writer, proposal,
- * proposal intent), field3 a 32-bit hash of the names, field4 = 3, which
- * keeps them apart from pg_advisory_lock's own keys (field4 1 and 2).  A hash
- * collision only makes two unrelated names share a lock: slower, never wrong.
+ * proposal intent, effect-key intent), field3 a 32-bit hash of the names,
+ * field4 = 3, which keeps them apart from pg_advisory_lock's own keys
+ * (field4 1 and 2).  A hash collision only makes two unrelated names share a
+ * lock: slower, never wrong.
  */
 #include "locks.h"
 
 #include "api.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "utils/memutils.h"
 #include "storage/lock.h"
 
 #define LOCK_SPACE_SLOT			1
@@ -123,13 +138,66 @@
 #define LOCK_SPACE_WRITER		5
 #define LOCK_SPACE_PROPOSAL		6
 #define LOCK_SPACE_PROPOSAL_INTENT	7
+#define LOCK_SPACE_EFFECT_INTENT	8
 
 /*
- * The most slot locks one call takes; above it, the namespace's slot-intent
- * lock exclusive stands for all of them.  Commits of up to this many slots
- * (nearly all) keep per-slot concurrency.
+ * The most keyed locks of one kind (slots, proposal ids, effect keys) a
+ * backend holds in one namespace in one SQL transaction; above it, the
+ * namespace's intent lock of the kind, exclusive, stands for all of them.
+ * Turns of up to this many slots (nearly all) keep per-slot concurrency.
  */
-#define LOCK_SLOTS_MAX			16
+#define LOCK_KEYS_MAX			16
+
+/*
+ * The keyed locks this backend took in its SQL transaction, per kind and
+ * namespace (its intent key), so calls escalate on what the backend holds,
+ * not only on what one call takes.  Forgotten when the transaction ends; a
+ * subtransaction that rolls back releases its locks but leaves the count,
+ * which can only make escalation come early.
+ */
+typedef struct LockCount
+{
+	int			space;
+	uint32		intent;
+	int			held;
+} LockCount;
+
+static LockCount *counts;
+static int	ncounts;
+static int	capcounts;
+
+static void
+LockXactCallback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
+		ncounts = 0;
+}
+
+void
+LockInit(void)
+{
+	RegisterXactCallback(LockXactCallback, NULL);
+}
+
+static LockCount *
+LockCountOf(int space, uint32 intent)
+{
+	for (int i = 0; i < ncounts; i++)
+		if (counts[i].space == space && counts[i].intent == intent)
+			return &counts[i];
+	if (ncounts == capcounts)
+	{
+		capcounts = Max(capcounts * 2, 8);
+		counts = counts ? repalloc(counts, sizeof(LockCount) * capcounts)
+			: MemoryContextAlloc(TopMemoryContext, sizeof(LockCount) * capcounts);
+	}
+	counts[ncounts].space = space;
+	counts[ncounts].intent = intent;
+	counts[ncounts].held = 0;
+	return &counts[ncounts++];
+}
 
 static void
 LockTag(LOCKTAG *tag, int space, uint32 key)
@@ -215,11 +283,17 @@ LockNamespaceHeld(const char *ns, bool exclusive)
 	return LockKeyHeld(LOCK_SPACE_NAMESPACE, MemtxHashStrings(ns, NULL, NULL), exclusive);
 }
 
+static void LockKeysOrIntent(int intent_space, uint32 intent, int space, uint32 *keys, int n);
+
 void
 LockEffectKey(const char *ns, const char *key)
 {
+	uint32	   *keys = palloc(sizeof(uint32));
+
 	Assert(LockNamespaceHeld(ns, false));
-	LockKey(LOCK_SPACE_EFFECT, MemtxHashStrings(ns, key, NULL), true);
+	keys[0] = MemtxHashStrings(ns, key, NULL);
+	LockKeysOrIntent(LOCK_SPACE_EFFECT_INTENT, MemtxHashStrings(ns, NULL, NULL),
+					 LOCK_SPACE_EFFECT, keys, 1);
 }
 
 static int
@@ -232,61 +306,71 @@ LockCompareKeys(const void *a, const void *b)
 }
 
 /*
- * Lock n keys of space (palloc'd; freed here) in one sorted pass of distinct
- * keys after the intent lock of their namespace, shared; or, above
- * LOCK_SLOTS_MAX distinct keys, the intent lock exclusive instead.
+ * Lock n keys of space (palloc'd; freed here) in one sorted pass of the
+ * distinct keys this backend does not hold yet, after the intent lock of
+ * their namespace, shared; or, when the backend would then hold more than
+ * LOCK_KEYS_MAX keys of the kind in the namespace, the intent lock
+ * exclusive instead.  Nothing when the backend holds that already.
  */
 static void
 LockKeysOrIntent(int intent_space, uint32 intent, int space, uint32 *keys, int n)
 {
+	LockCount  *count;
 	int			nkeys = 0;
 
+	if (LockKeyHeld(intent_space, intent, true))
+	{
+		pfree(keys);
+		return;
+	}
 	qsort(keys, n, sizeof(uint32), LockCompareKeys);
 	for (int i = 0; i < n; i++)
-		if (i == 0 || keys[i] != keys[i - 1])
+		if ((i == 0 || keys[i] != keys[i - 1]) && !LockKeyHeld(space, keys[i], true))
 			keys[nkeys++] = keys[i];
-	if (nkeys > LOCK_SLOTS_MAX)
+	count = LockCountOf(space, intent);
+	if (count->held + nkeys > LOCK_KEYS_MAX)
 		LockKey(intent_space, intent, true);
-	else
+	else if (nkeys > 0)
 	{
 		LockKey(intent_space, intent, false);
 		for (int i = 0; i < nkeys; i++)
 			LockKey(space, keys[i], true);
+		count->held += nkeys;
 	}
 	pfree(keys);
 }
 
 /*
- * Lock the distinct proposal ids of a call: the proposal-intent lock shared
- * and each id exclusive, or above LOCK_SLOTS_MAX the proposal-intent lock
- * exclusive.  Ids an escalated lock of this backend covers take nothing more.
+ * Lock the distinct proposal ids of agent of a call: the proposal-intent
+ * lock shared and each id exclusive, or, escalated, the proposal-intent lock
+ * exclusive.
  */
 void
-LockProposals(const char *ns, char **proposals, int n)
+LockProposals(const char *ns, const char *agent, char **proposals, int n)
 {
 	uint32		intent = MemtxHashStrings(ns, NULL, NULL);
 	uint32	   *keys;
 
 	Assert(LockNamespaceHeld(ns, false));
-	if (n == 0 || LockKeyHeld(LOCK_SPACE_PROPOSAL_INTENT, intent, true))
+	if (n == 0)
 		return;
 	keys = palloc(sizeof(uint32) * n);
 	for (int i = 0; i < n; i++)
-		keys[i] = MemtxHashStrings(ns, proposals[i], NULL);
+		keys[i] = MemtxHashStrings(ns, agent, proposals[i]);
 	LockKeysOrIntent(LOCK_SPACE_PROPOSAL_INTENT, intent, LOCK_SPACE_PROPOSAL, keys, n);
 }
 
 void
-LockProposal(const char *ns, const char *proposal)
+LockProposal(const char *ns, const char *agent, const char *proposal)
 {
 	char	   *one = unconstify(char *, proposal);
 
-	LockProposals(ns, &one, 1);
+	LockProposals(ns, agent, &one, 1);
 }
 
 /*
  * Lock the distinct slots of the call: the slot-intent lock shared and each
- * slot exclusive, or above LOCK_SLOTS_MAX the slot-intent lock exclusive.
+ * slot exclusive, or, escalated, the slot-intent lock exclusive.
  */
 void
 LockSlots(const char *ns, char **entities, char **attributes, int n)

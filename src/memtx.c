@@ -6,6 +6,7 @@
  */
 #include "memtx.h"
 #include "fault.h"
+#include "locks.h"
 #include "readset.h"
 
 #include "utils/guc.h"
@@ -19,6 +20,7 @@ _PG_init(void)
 {
 	GucInit();
 	ReadSetInit();
+	LockInit();
 	WorkerInit();
 	FaultInit();
 	/* after every subsystem defined its settings */

@@ -410,10 +410,12 @@ PipelineCommit(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx)
 	 * the namespace lock held (no cascade can run), the staged set is final.
 	 * When a tool action (its own or, under a raw_read pin, another
 	 * transaction's) derives from its staging, a quarantine may have actions
-	 * to repair, which is a cascade: the lock is then exclusive.
+	 * to repair, which is a cascade: the lock is then exclusive — unless the
+	 * staging they derive from is this SQL transaction's own, which no other
+	 * can see yet (CascadeStagingPrivate).
 	 */
 	repair_actions = CascadeStagingHasActions(t->id);
-	LockNamespace(t->namespace, repair_actions);
+	LockNamespace(t->namespace, repair_actions && !CascadeStagingPrivate(t->id));
 	/* reads of SQL transactions that rolled back count (readset.c) */
 	ReadSetRecover(t->id);
 	n = PipelineLoadStaged(t, &recs, &valid_now, &provenance, &has_children);

@@ -13,9 +13,12 @@
  * commits racing on one head the second sees the first's record in the head
  * set and gets stale_head.  resolve re-checks it when accepting.
  *
- * Proposal ids.  An id is bound, forever, to the first record staged under it
- * in its namespace (a partial unique index keeps that true whatever the code
- * does).  Stage takes the proposal lock (locks.c, level 3) before it looks
+ * Proposal ids.  An id is its agent's (SPEC §17): bound, forever, to the
+ * first record staged under it in its namespace by a transaction of that
+ * agent (the record's proposer; a partial unique index on (namespace,
+ * proposer, proposal) keeps that true whatever the code does), and another
+ * agent's use of the same string is another proposal, so no role can squat
+ * the ids of another.  Stage takes the proposal lock (locks.c, level 3) before it looks
  * the id up, so a second stage under one id waits for the first's SQL
  * transaction to end and then, in a fresh READ COMMITTED query, sees its
  * record (a retry) or nothing (the first rolled back: it binds the id).  A
@@ -100,9 +103,10 @@ ProposalHeadMatches(MemtxRec *rec)
 }
 
 /*
- * The record bound to proposal in t's namespace, when this stage is a retry
- * of it: same agent, same content (c, after defaults).  Returns 0 when the id
- * is free; any other use of a bound id is 23505.  Takes the proposal lock.
+ * The record bound to proposal of t's agent in t's namespace, when this
+ * stage is a retry of it: same content (c, after defaults).  Returns 0 when
+ * the id is free; any other use of a bound id is 23505.  Takes the proposal
+ * lock.
  */
 int64
 ProposalFindRetry(MemtxCall *call, MemtxTxn *t, const char *proposal, ProposalContent *c)
@@ -119,7 +123,7 @@ ProposalFindRetry(MemtxCall *call, MemtxTxn *t, const char *proposal, ProposalCo
 	MemtxRec	rec;
 	bool		readable;
 
-	LockProposal(t->namespace, proposal);
+	LockProposal(t->namespace, t->agent, proposal);
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(t->namespace);
 	values[1] = CStringGetTextDatum(proposal);
@@ -146,7 +150,7 @@ ProposalFindRetry(MemtxCall *call, MemtxTxn *t, const char *proposal, ProposalCo
 	 * sides); an erased record (SPEC §13) matches no content.
 	 */
 	MemtxExec(MemtxPlan(&plan,
-						"SELECT r.*, x.agent = $16 AS memtx_same_agent, "
+						"SELECT r.*, "
 						"  r.entity = $3 AND r.attribute = $4 AND r.value::text = $5::text "
 						"  AND r.kind = $6::memtx.kind AND r.source IS NOT DISTINCT FROM $7 "
 						"  AND r.confidence = $8 AND r.scope = $9::memtx.scope "
@@ -159,16 +163,15 @@ ProposalFindRetry(MemtxCall *call, MemtxTxn *t, const char *proposal, ProposalCo
 						"  AND r.expected_head IS NOT DISTINCT FROM $14 "
 						"  AND ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = r.id ORDER BY e.parent) = $15 "
 						"  AND pg_catalog.to_jsonb(r) ->> 'erased_at' IS NULL AS memtx_same_content "
-						"FROM memtx.records r JOIN memtx.transactions x ON x.id = r.tx_id "
-						"WHERE r.namespace = $1 AND r.proposal = $2",
+						"FROM memtx.records r "
+						"WHERE r.namespace = $1 AND r.proposer = $16 AND r.proposal = $2",
 						16, types),
 			  values, nulls, 1);
 	if (SPI_processed == 0)
 		return 0;
 	RecParse(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &rec);
 	original = rec.id;
-	if (MemtxGetBool(0, SPI_fnumber(SPI_tuptable->tupdesc, "memtx_same_agent")) &&
-		MemtxGetBool(0, SPI_fnumber(SPI_tuptable->tupdesc, "memtx_same_content")))
+	if (MemtxGetBool(0, SPI_fnumber(SPI_tuptable->tupdesc, "memtx_same_content")))
 		return original;
 	/* the original is named only to a caller who may read it (SPEC §16) */
 	readable = VisReadable(call->caller, &rec) || VisReadable(t->agent_oid, &rec);
@@ -176,18 +179,21 @@ ProposalFindRetry(MemtxCall *call, MemtxTxn *t, const char *proposal, ProposalCo
 			(errcode(ERRCODE_UNIQUE_VIOLATION),
 			 errmsg("proposal \"%s\" is already bound", proposal),
 			 readable
-			 ? errdetail("It is bound to record %lld, staged by another agent or with other content.",
+			 ? errdetail("It is bound to record %lld, staged with other content.",
 						 (long long) original)
-			 : errdetail("It is bound to a record of another agent."),
+			 : errdetail("It is bound to a record with other content."),
 			 errhint("A retry repeats the original call exactly; a new proposal takes a new id.")));
 	pg_unreachable();
 }
 
 /*
- * memtx.outcome(proposal, namespace) → (record_id, tx_id, state, reason, tx_status)
+ * memtx.outcome(proposal, namespace, agent) → (record_id, tx_id, state,
+ * reason, tx_status)
  *
- * The disposition of a proposal, for a reply that got lost; no row when the
- * id is unknown or the caller may not read the record.  Writes nothing.
+ * The disposition of agent's proposal (the calling role's; a harness may
+ * name another agent), for a reply that got lost; no row when the id is
+ * unknown or the caller may not read the record.  A namespace other than
+ * "default" answers its members only.  Writes nothing.
  */
 PG_FUNCTION_INFO_V1(memtx_outcome);
 Datum
@@ -195,9 +201,9 @@ memtx_outcome(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	static SPIPlanPtr plan;
-	static const Oid types[] = {TEXTOID, TEXTOID};
+	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID};
 	MemtxCall	call;
-	Datum		values[2];
+	Datum		values[3];
 	MemtxRec	rec;
 
 	MemtxRequireArg(fcinfo, 0, "proposal");
@@ -208,11 +214,18 @@ memtx_outcome(PG_FUNCTION_ARGS)
 	MemtxRequireNamespaceReader(&call, text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	values[0] = PG_GETARG_DATUM(0);
 	values[1] = PG_GETARG_DATUM(1);
+	values[2] = CStringGetTextDatum(call.caller_name);
+	if (PG_NARGS() > 2 && !PG_ARGISNULL(2) &&
+		strcmp(text_to_cstring(PG_GETARG_TEXT_PP(2)), call.caller_name) != 0)
+	{
+		MemtxRequireHarness(&call, "ask about another agent's proposal");
+		values[2] = PG_GETARG_DATUM(2);
+	}
 	MemtxExec(MemtxPlan(&plan,
 						"SELECT r.*, x.status::text AS memtx_tx_status "
 						"FROM memtx.records r JOIN memtx.transactions x ON x.id = r.tx_id "
-						"WHERE r.namespace = $2 AND r.proposal = $1",
-						2, types),
+						"WHERE r.namespace = $2 AND r.proposer = $3 AND r.proposal = $1",
+						3, types),
 			  values, NULL, 1);
 	if (SPI_processed == 1)
 	{

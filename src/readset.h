@@ -26,4 +26,12 @@ extern void ReadSetForget(int64 tx);
 /* begin: tx is created in the current subtransaction. */
 extern void ReadSetNoteBegin(int64 tx);
 
+/*
+ * The transaction id (a FullTransactionId value) before which open memtx
+ * transactions may have lost reads in a crash; 0: none.
+ */
+extern uint64 ReadSetLostBefore(void);
+
+extern int	memtx_max_read_set;
+
 #endif							/* MEMTX_READSET_H */

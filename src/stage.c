@@ -328,11 +328,11 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 	static const Oid insert_types[] = {
 		INT8OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, FLOAT8OID,
 		FLOAT8OID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID,
-		INT8OID, TEXTOID, INT8OID
+		INT8OID, TEXTOID, INT8OID, TEXTOID
 	};
 	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID, TEXTOID};
-	Datum		values[18];
-	char		nulls[18];
+	Datum		values[19];
+	char		nulls[19];
 	int64		id;
 
 	memset(nulls, ' ', sizeof(nulls));
@@ -360,15 +360,18 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 	nulls[16] = a->proposal ? ' ' : 'n';
 	values[17] = Int64GetDatum(StageRestoredFrom);
 	nulls[17] = StageRestoredFrom != 0 ? ' ' : 'n';
+	/* a proposal id is the transaction's agent's (SPEC §17) */
+	values[18] = a->proposal ? CStringGetTextDatum(t->agent) : (Datum) 0;
+	nulls[18] = a->proposal ? ' ' : 'n';
 	MemtxExec(MemtxPlan(&insert,
 						"INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, kind, "
 						"source, authority, confidence, owner, readers, writers, scope, valid, "
-						"observed_at, expected_head, proposal, restored_from, state, staged_xid, staged_pos) "
+						"observed_at, expected_head, proposal, restored_from, proposer, state, staged_xid, staged_pos) "
 						"VALUES ($1, $2, $3, $4, $5, $6::memtx.kind, $7, $8, $9, $10, $11, $12, "
-						"$13::memtx.scope, coalesce($14, '(,)'::pg_catalog.tstzrange), $15, $16, $17, $18, "
+						"$13::memtx.scope, coalesce($14, '(,)'::pg_catalog.tstzrange), $15, $16, $17, $18, $19, "
 						"'tentative', pg_catalog.pg_current_xact_id(), pg_catalog.nextval('memtx.clock')) "
 						"RETURNING id",
-						18, insert_types),
+						19, insert_types),
 			  values, nulls, 0);
 	id = MemtxGetInt64(0, 1);
 	FaultPoint("stage:inserted");
@@ -775,7 +778,7 @@ memtx_stage_many(PG_FUNCTION_ARGS)
 
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
 	LockNamespace(t->namespace, false);
-	LockProposals(t->namespace, proposals, nproposals);
+	LockProposals(t->namespace, t->agent, proposals, nproposals);
 	for (int i = 0; i < n; i++)
 	{
 		Datum		id = Int64GetDatum(StageManyStage(cxt, i, calls[i], &call, t, &args[i]));

@@ -173,6 +173,18 @@ TxnRenewLease(MemtxTxn *t)
 }
 
 /*
+ * Whether t was open across a crash that may have lost its rolled-back
+ * reads (readset.c): then it counts as expired (memtx.lease_expired).
+ */
+static bool
+TxnReadsMayBeLost(MemtxTxn *t)
+{
+	uint64		before = ReadSetLostBefore();
+
+	return before != 0 && U64FromFullTransactionId(t->snapshot_xid) < before;
+}
+
+/*
  * Check that the calling principal may act in t and that its status and
  * lease allow "need"; renew the lease unless the call is a probe.
  */
@@ -198,6 +210,12 @@ TxnAdmit(MemtxCall *call, MemtxTxn *t, TxnNeed need, bool expired, bool renew_du
 	t->lease_due = renew_due;
 	if (t->status == MX_OPEN)
 	{
+		if (expired && TxnReadsMayBeLost(t))
+			ereport(ERROR,
+					(errcode(ERRCODE_IDLE_IN_TRANSACTION_SESSION_TIMEOUT),
+					 errmsg("memtx transaction %lld has expired: it was open across a restart that may have lost its reads", (long long) t->id),
+					 errdetail("A crash (or a restart that kept no read set) may have lost reads of it that rolled back, so it may not commit on its read set (see memtx.read_set_lost_before())."),
+					 errhint("Begin a new transaction; the expired one will be aborted.")));
 		if (expired)
 			ereport(ERROR,
 					(errcode(ERRCODE_IDLE_IN_TRANSACTION_SESSION_TIMEOUT),
@@ -266,7 +284,7 @@ TxnLoadSharing(MemtxCall *call, int64 id, TxnNeed need, const int64 *others, int
 
 	Assert(need != TXN_NEED_LIVE_PROBE || nothers == 0);
 	if (need != TXN_NEED_LIVE_PROBE)
-		FenceLockTxnWriter(id);
+		FenceAdmitSession(FenceLockTxnWriter(id));
 	while (nbelow < nothers && others[nbelow] < id)
 		nbelow++;
 	TxnShareRows(others, nbelow);

@@ -41,7 +41,7 @@ typedef enum TxnNeed
  */
 #define TXN_FIELDS "agent, tier, isolation, namespace, snapshot, " \
 	"snapshot_xid, snapshot_seq, status, " \
-	"lease_expires_at < pg_catalog.clock_timestamp(), verifier_calls, " \
+	"memtx.lease_expired(lease_expires_at, snapshot_xid), verifier_calls, " \
 	"lease_expires_at < pg_catalog.clock_timestamp() " \
 	"  + pg_catalog.make_interval(secs => $2) - pg_catalog.make_interval(secs => $3), " \
 	"epoch < memtx.writer_epoch(agent)"

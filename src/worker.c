@@ -435,7 +435,7 @@ WorkerExpiredNamespaces(void)
 {
 	static const char *query =
 		"SELECT DISTINCT namespace FROM memtx.transactions "
-		"WHERE status = 'open' AND lease_expires_at < pg_catalog.clock_timestamp() "
+		"WHERE status = 'open' AND memtx.lease_expired(lease_expires_at, snapshot_xid) "
 		"ORDER BY 1";
 	List	   *nss = NIL;
 	MemoryContext cxt = CurrentMemoryContext;
@@ -495,7 +495,7 @@ WorkerExpireNamespace(const char *dbname, const char *ns)
 							   "memtx worker expired %llu transactions in database \"%s\": %s",
 							   SPI_processed,
 							   (unsigned long long) SPI_processed, dbname, ids.data),
-				 errdetail("Their lease (memtx.lease_timeout) ran out; their staged records were revoked with reason \"expired\".")));
+				 errdetail("Their lease (memtx.lease_timeout) ran out, or they were open across a crash that may have lost their reads; their staged records were revoked with reason \"expired\".")));
 	}
 	WorkerEnd();
 }

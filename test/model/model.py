@@ -97,7 +97,7 @@ class Model:
         self.registry = set()               # §6 revocation registry
         self.txs = {}                       # id -> Tx
         self.effect_keys = {}               # key -> (tool, agent, args, result)
-        self.proposals = {}                 # §10: proposal id -> record id
+        self.proposals = {}                 # §10, §17: (agent, proposal id) -> record id
         self.pos = 0                        # one global order (§1)
         self.seq = 0                        # commit sequence (§3 snapshot)
 
@@ -252,12 +252,13 @@ class Model:
         observed = self.observed(op)
         head = op.get("expected_head")
         proposal = op.get("proposal")
-        if proposal is not None and proposal in self.proposals:
+        if proposal is not None and (t.agent, proposal) in self.proposals:
             # §10: a retry of the same content by the same agent returns the
             # original id and stages nothing; anything else is 23505.
+            # §17: ids are per agent: another agent's use is another proposal.
             # READING §3/§16: a retry writes nothing, yet as a call on the
             # transaction (not a probe) it renews the lease
-            o = self.records[self.proposals[proposal]]
+            o = self.records[self.proposals[t.agent, proposal]]
             if not self.same_content(o, op, t.agent):
                 return ("err", {"23505"})
             self.renew(t, op)
@@ -276,7 +277,7 @@ class Model:
                    expected_head=head, proposal=proposal)
         self.add_record(r, parents)
         if proposal is not None:
-            self.proposals[proposal] = r.id
+            self.proposals[t.agent, proposal] = r.id
         t.staged.append(r.id)
         self.renew(t, op)
         return ("ok", "id")
@@ -584,7 +585,9 @@ class Model:
     def op_outcome(self, op, new_id):
         """§10: the proposal's disposition, no row when unknown or not
         readable by the caller."""
-        rid = self.proposals.get(op["proposal"])
+        # §17: the caller's own proposal; a harness names the agent
+        agent = op.get("agent") or op["caller"]
+        rid = self.proposals.get((agent, op["proposal"]))
         if rid is None:
             return ("ok", [])
         r = self.records[rid]
@@ -602,8 +605,8 @@ class Model:
         if problems:
             return ("err", None if None in problems else set(problems))
         proposal = op.get("proposal")
-        if proposal is not None and proposal in self.proposals:
-            o = self.records[self.proposals[proposal]]
+        if proposal is not None and (op["caller"], proposal) in self.proposals:
+            o = self.records[self.proposals[op["caller"], proposal]]
             if not self.same_content(o, op, op["caller"]):
                 return ("err", {"23505"})
             t = self.txs[o.tx]

@@ -232,7 +232,7 @@ class Runner:
                     " FROM memtx.propose(" + CONTENT + ")", content_args(op))
         if kind == "outcome":
             return ("SELECT record_id, tx_id, state::text, reason, tx_status"
-                    " FROM memtx.outcome(%s)", (op["proposal"],))
+                    " FROM memtx.outcome(%s, agent => %s)", (op["proposal"], op.get("agent")))
         if kind == "commit":
             return ("SELECT record_id, state::text, reason FROM memtx.commit(%s)",
                     (op["tx"],))
@@ -403,6 +403,7 @@ class Generator:
         # fixed)
         self.known = known
         self.bound = {}         # proposal id -> the call that bound it
+        self.binder = {}        # proposal id -> the agent of that call
         self.queue = []         # calls due next: tx labels to stage in, "wait"
         self.v2 = v2            # §10: expected heads, proposals, propose
 
@@ -448,8 +449,11 @@ class Generator:
             return self.content(dict(op="propose", label="r%d" % n,
                                      caller=rnd.choice(self.agents)), m, recs)
         if choice == "outcome":
-            return {"op": "outcome", "proposal": rnd.choice(sorted(self.bound)),
-                    "caller": rnd.choice(self.agents + ["harness"])}
+            # §17: an agent asks about its own proposals; a harness names the agent
+            proposal = rnd.choice(sorted(self.bound))
+            caller = rnd.choice(self.agents + ["harness"])
+            return {"op": "outcome", "proposal": proposal, "caller": caller,
+                    "agent": self.binder[proposal] if caller == "harness" else None}
         if choice == "revoke" and recs:
             r = rnd.choice(recs)
             p = rnd.random()
@@ -580,6 +584,7 @@ class Generator:
                 out["readers"] = sorted(common) or None
         if proposal is not None and proposal not in self.bound:
             self.bound[proposal] = out
+            self.binder[proposal] = agent
         return out
 
 

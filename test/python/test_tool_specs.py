@@ -35,7 +35,9 @@ MEMORY_FUNCTIONS = {
     "memory_revoke": "revoke",
     "memory_outcome": "outcome",
 }
-RUNNER_ARGS = {"tx", "namespace"}
+# what the runner supplies (tx, namespace) and what only a harness passes
+# (outcome's agent: no agent-facing tool has an agent parameter, SPEC §15)
+RUNNER_ARGS = {"tx", "namespace", "agent"}
 
 # Arguments a model might send that the schema must refuse.
 INVALID = {
@@ -130,7 +132,7 @@ def test_every_schema_is_a_2020_12_object_schema(specs, fmt):
 
 
 def test_memory_tools_mirror_their_functions(db, specs):
-    """Properties are the named arguments but tx and namespace; required are those without a default."""
+    """Properties are the named arguments but tx, namespace and agent; required are those without a default."""
     for tool, function in MEMORY_FUNCTIONS.items():
         args = function_args(db, function)
         if args is None:

@@ -26,7 +26,7 @@ SELECT f::regprocedure FROM unnest(ARRAY[
     'memtx.value_digest(jsonb)', 'memtx.slot_digest(text,text,text)', 'memtx.slot_key(text,text,text)',
     'memtx.now()', 'memtx.lifecycle_guard()', 'memtx.legal_transition(memtx.state,memtx.state)',
     'memtx.happened_before(xid8,bigint,pg_snapshot,xid8,bigint)', 'memtx.can_read(text,text[],memtx.scope)',
-    'memtx.is_harness()', 'memtx.copying_into(oid)'
+    'memtx.is_harness()', 'memtx.copying_into(oid)', 'memtx.read_set_lost_before()'
 ]::regprocedure[]) f
 ORDER BY 1;
 -- and the query-free functions are all C

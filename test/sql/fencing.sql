@@ -8,6 +8,8 @@
 CREATE ROLE regress_memtx_fc_agent;
 CREATE ROLE regress_memtx_fc_member IN ROLE regress_memtx_fc_agent;
 CREATE ROLE regress_memtx_fc_next;
+CREATE ROLE regress_memtx_fc_group;
+GRANT regress_memtx_fc_group TO regress_memtx_fc_agent;
 SELECT memtx.register_tool('hold_order', true, 'release_order');
 SELECT memtx.register_tool('issue_refund', false);
 SELECT memtx.register_source('crm', 0.7);
@@ -85,6 +87,21 @@ SELECT state FROM memtx.commit(:member_tx);
 RESET ROLE;
 SET ROLE regress_memtx_fc_next;
 SELECT memtx.begin() > 0 AS successor_began;
+RESET ROLE;
+-- a session whose session user is the fenced role cannot escape by SET ROLE (SPEC §17):
+-- a group role it belongs to can neither begin nor write into a transaction of its own
+SELECT memtx.begin(agent => 'regress_memtx_fc_group') AS group_tx \gset
+SET SESSION AUTHORIZATION regress_memtx_fc_agent;
+SET ROLE regress_memtx_fc_group;
+SELECT pg_temp.try('SELECT memtx.begin()');
+SELECT pg_temp.try(format('SELECT memtx.stage(%s, ''order:9'', ''status'', ''1'')', :group_tx));
+SELECT pg_temp.try('SELECT memtx.propose(''order:9'', ''status'', ''1'')');
+-- reads and probes still answer
+SELECT count(*) >= 0 AS reads FROM memtx.read(:group_tx);
+RESET SESSION AUTHORIZATION;
+-- the group itself is not fenced: its own session writes
+SET ROLE regress_memtx_fc_group;
+SELECT memtx.stage(:group_tx, 'order:9', 'status', '1') > 0 AS group_writes;
 RESET ROLE;
 
 -- every call on a transaction of the old epoch fails with 42501: the committed one's stored
@@ -171,3 +188,4 @@ DROP EXTENSION memtx CASCADE;
 DROP ROLE regress_memtx_fc_member;
 DROP ROLE regress_memtx_fc_agent;
 DROP ROLE regress_memtx_fc_next;
+DROP ROLE regress_memtx_fc_group;

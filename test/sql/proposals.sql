@@ -140,25 +140,29 @@ SELECT pg_temp.fails('SELECT memtx.stage(23, ''p'', ''a'', ''1'', source => ''cr
 SELECT pg_temp.fails('SELECT memtx.stage(23, ''p'', ''a'', ''1'', source => ''crm'', scope => ''public'', observed_at => now(), proposal => ''p-1'')');
 SELECT pg_temp.fails('SELECT memtx.stage(23, ''p'', ''a'', ''1'', derived_from => ARRAY[29], readers => ARRAY[''postgres''], proposal => ''p-2'')');
 SELECT pg_temp.fails('SELECT memtx.stage(23, ''p'', ''a'', ''1'', proposal => ''p-2'')');
--- another agent: 23505, naming the original only when it may read it
+-- another agent's use of an id is another proposal (SPEC §17: ids are per namespace and
+-- agent, so no role can squat another's): it binds the id for that agent
 SET ROLE regress_memtx_prop;
 SELECT memtx.begin() AS tx;   -- 24
-SELECT pg_temp.fails('SELECT memtx.stage(24, ''p'', ''a'', ''1'', source => ''crm'', scope => ''public'', proposal => ''p-1'')');
+SELECT memtx.stage(24, 'p', 'a', '1', source => 'crm', scope => 'public', proposal => 'p-1');   -- 31
 SELECT memtx.begin() AS tx;   -- 25
-SELECT pg_temp.fails('SELECT memtx.stage(25, ''p'', ''a'', ''1'', derived_from => ARRAY[29], readers => ARRAY[''regress_memtx_prop'', ''postgres''], proposal => ''p-2'')');
-SELECT memtx.stage(25, 'p', 'a', '1', proposal => 'p-3');   -- 31
+SELECT memtx.stage(25, 'p', 'a', '1', derived_from => ARRAY[29], readers => ARRAY['regress_memtx_prop', 'postgres'], proposal => 'p-2');   -- 32
+SELECT memtx.stage(25, 'p', 'a', '1', proposal => 'p-3');   -- 33
 SELECT * FROM memtx.commit(25);
+-- and a retry of that agent's proposal returns that agent's record
+SELECT memtx.stage(24, 'p', 'a', '1', source => 'crm', scope => 'public', proposal => 'p-1') AS own_retry;
+SELECT count(*) FROM memtx.abort(24);
 RESET ROLE;
-SELECT pg_temp.fails('SELECT memtx.stage(23, ''p'', ''a'', ''1'', proposal => ''p-3'')');
+SELECT memtx.stage(23, 'p', 'a', '1', proposal => 'p-3');   -- 34: p-3 is the superuser's own now
 SELECT * FROM pg_temp.counts;
 -- an error does not consume the id; an empty id is refused
 SELECT pg_temp.try('SELECT memtx.stage(23, ''p'', ''a'', ''1'', derived_from => ARRAY[999999], proposal => ''p-4'')');
 SELECT pg_temp.try('SELECT memtx.stage(23, ''p'', ''a'', ''1'', expected_head => 999999, proposal => ''p-4'')');
 SELECT pg_temp.try('SELECT memtx.stage(23, ''p'', ''a'', ''1'', proposal => '''')');
-SELECT memtx.stage(23, 'p', 'a', '2', proposal => 'p-4');   -- 32 (stale_late_write: 23 began before 29 and 31 committed)
+SELECT memtx.stage(23, 'p', 'a', '2', proposal => 'p-4');   -- 35 (stale_late_write: 23 began before 29 and 33 committed)
 -- ids are per namespace
 SELECT memtx.begin(namespace => 'other') AS tx;   -- 26
-SELECT memtx.stage(26, 'p', 'a', '1', proposal => 'p-1');   -- 33
+SELECT memtx.stage(26, 'p', 'a', '1', proposal => 'p-1');   -- 36
 SELECT * FROM memtx.commit(23);
 SELECT * FROM memtx.commit(26);
 
@@ -168,20 +172,33 @@ SELECT * FROM memtx.outcome('p-4');
 SELECT * FROM memtx.outcome('p-1', 'other');
 SELECT * FROM memtx.outcome('nope');
 SELECT memtx.begin() AS tx;   -- 27: tentative while its transaction is open
-SELECT memtx.stage(27, 'p', 'b', '1', proposal => 'p-5');   -- 34
+SELECT memtx.stage(27, 'p', 'b', '1', proposal => 'p-5');   -- 37
 SELECT * FROM memtx.outcome('p-5');
 SELECT record_id, action, reason FROM memtx.abort(27);
 SELECT * FROM memtx.outcome('p-5');
 SELECT memtx.begin() AS tx;   -- 28: a quarantined proposal stays quarantined; resubmitting takes a new id
-SELECT memtx.stage(28, 'p', 'a', '3', source => 'crm', expected_head => 0, proposal => 'p-6');   -- 35
+SELECT memtx.stage(28, 'p', 'a', '3', source => 'crm', expected_head => 0, proposal => 'p-6');   -- 38
 SELECT * FROM memtx.commit(28);
 SELECT * FROM memtx.outcome('p-6');
+-- outcome answers the calling role's own proposals: another agent's are not its own
 SET ROLE regress_memtx_prop;
-SELECT * FROM memtx.outcome('p-6');   -- private to the superuser
-SELECT * FROM memtx.outcome('p-1');   -- public
+SELECT * FROM memtx.outcome('p-6');   -- the superuser's
+SELECT * FROM memtx.outcome('p-1');   -- its own (aborted with transaction 24)
 SELECT * FROM memtx.outcome('p-3');
-SELECT memtx.begin() AS tx;   -- 29: an id bound to a record it may not read is not named
-SELECT pg_temp.fails('SELECT memtx.stage(29, ''p'', ''a'', ''3'', source => ''crm'', expected_head => 0, proposal => ''p-6'')');
+-- only a harness asks about another agent (42501 otherwise)
+SELECT pg_temp.try('SELECT * FROM memtx.outcome(''p-6'', agent => ''postgres'')');
+SELECT * FROM memtx.outcome('p-3', agent => 'regress_memtx_prop');
+RESET ROLE;
+SELECT * FROM memtx.outcome('p-3', agent => 'regress_memtx_prop');
+SELECT * FROM memtx.outcome('p-3', agent => 'nobody');
+-- a harness that staged for an agent: the agent's id is bound, and a retry with other
+-- content by the agent does not name a record the agent may not read
+SELECT memtx.begin(agent => 'regress_memtx_prop') AS tx;   -- 29
+SELECT memtx.stage(29, 'p', 'c', '1', proposal => 'p-7');   -- 39: the harness owns it, private
+SELECT * FROM memtx.commit(29);
+SET ROLE regress_memtx_prop;
+SELECT memtx.begin() AS tx;   -- 30
+SELECT pg_temp.fails('SELECT memtx.stage(30, ''p'', ''c'', ''2'', proposal => ''p-7'')');
 RESET ROLE;
 SELECT pg_temp.try('SELECT * FROM memtx.outcome(NULL)');
 

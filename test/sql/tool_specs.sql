@@ -20,19 +20,20 @@ SELECT t->'function'->>'name' AS tool, p.key AS property,
  ORDER BY t->'function'->>'name', p.key;
 
 -- the properties are exactly the named arguments of the function behind
--- each tool (tx and namespace excepted) and required is exactly those
--- without a default
+-- each tool (tx and namespace excepted, and outcome's harness-only agent:
+-- no agent-facing tool has an agent parameter) and required is exactly
+-- those without a default
 WITH fn(tool, func) AS (VALUES ('memory_recall', 'memtx.recall(bigint,text,integer,text,timestamptz)'::regprocedure),
                                ('memory_read', 'memtx.read(bigint,text,text)'),
                                ('memory_stage', 'memtx.stage(bigint,text,text,jsonb,memtx.kind,text,double precision,bigint[],memtx.scope,text[],text[],tstzrange,timestamptz,bigint,text)'),
-                               ('memory_outcome', 'memtx.outcome(text,text)'),
+                               ('memory_outcome', 'memtx.outcome(text,text,text)'),
                                ('memory_commit', 'memtx.commit(bigint)'),
                                ('memory_abort', 'memtx.abort(bigint)'),
                                ('memory_revoke', 'memtx.revoke(bigint,text)')),
      arg AS (SELECT fn.tool, a.name, a.n > p.pronargs - p.pronargdefaults AS has_default
                FROM fn JOIN pg_proc p ON p.oid = fn.func,
                     unnest(p.proargnames[1:p.pronargs]) WITH ORDINALITY a(name, n)
-              WHERE a.name NOT IN ('tx', 'namespace')),
+              WHERE a.name NOT IN ('tx', 'namespace', 'agent')),
      spec AS (SELECT t->'function'->>'name' AS tool, t->'function'->'parameters' AS params
                 FROM jsonb_array_elements(memtx.tool_specs()) t)
 SELECT fn.tool,

@@ -3,7 +3,8 @@
 # ERROR, then with a PANIC that crashes the server (restart and WAL recovery
 # follow).  After each failure nothing of the call remains — every memtx
 # table is row for row what it was after the last acknowledged call — the
-# invariants hold, and the same call then succeeds.  After the crashes,
+# invariants hold, and the same call then succeeds (after a crash, on a
+# transaction begun after it: one open across it counts as expired).  After the crashes,
 # amcheck finds the heap and the indexes sound.
 use strict;
 use warnings;
@@ -122,6 +123,15 @@ for my $action ('error', 'panic')
 		is(sql('SELECT count(*) FROM memtx.check_invariants()'), '0',
 			"$point ($action): the invariants hold");
 		($rc, $out, $err) = $node->psql('postgres', $call);
+		if ($action eq 'panic' && $call =~ /memtx\.(stage|commit|act|abort)\(/)
+		{
+			# a transaction open across a crash may have lost reads: it
+			# counts as expired and takes no call (SPEC §17); the same call
+			# on a transaction begun after the crash succeeds
+			like($err, qr/25P03|has expired: it was open across a restart that may have lost its reads/,
+				"$point ($action): the transaction open across the crash is expired");
+			($rc, $out, $err) = $node->psql('postgres', $calls{$point}->());
+		}
 		is($rc, 0, "$point ($action): the same call then succeeds") or diag($err);
 	}
 }

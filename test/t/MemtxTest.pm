@@ -13,7 +13,8 @@ use IPC::Run;
 
 use Exporter 'import';
 our @EXPORT = qw(memtx_node worker_pid launcher_pid wait_for_worker
-  wait_for_new_worker notifications start_script memtx_fingerprint amcheck_clean);
+  wait_for_new_worker notifications start_script memtx_fingerprint amcheck_clean
+  store_fingerprint_query);
 
 # A started node with memtx installed in "postgres".  %conf: extra lines of
 # postgresql.conf, keyed by setting name.
@@ -112,6 +113,32 @@ sub memtx_fingerprint
 	         'SELECT md5(coalesce(string_agg(t::text, %L ORDER BY t::text), %L)) AS m FROM memtx.%I t',
 	         ',', '', c.relname), false, true, '')))[1]::text, ' ' ORDER BY c.relname)
 	  FROM pg_class c WHERE c.relnamespace = 'memtx'::regnamespace AND c.relkind = 'r'});
+}
+
+# A query that fingerprints the rows of every memtx table of "postgres" as
+# the store holds them now — its tables and their columns, fixed here — so
+# that after an upgrade, which may add tables and (NULL-defaulted) columns,
+# it compares exactly what the old release had.
+sub store_fingerprint_query
+{
+	my ($node) = @_;
+	my $layout = $node->safe_psql('postgres', q{
+	SELECT string_agg(t::text || ':' || (SELECT string_agg(quote_ident(a.attname), ',' ORDER BY a.attnum)
+	                                      FROM pg_attribute a
+	                                     WHERE a.attrelid = t AND a.attnum > 0 AND NOT a.attisdropped),
+	                  ' ' ORDER BY t::text)
+	  FROM (SELECT c.oid::regclass FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	         WHERE n.nspname = 'memtx' AND c.relkind = 'r') s(t)});
+	return qq{
+	CREATE OR REPLACE FUNCTION pg_temp.fp(t regclass, cols text) RETURNS text LANGUAGE plpgsql AS \$\$
+	DECLARE r text;
+	BEGIN
+		EXECUTE format('SELECT count(*) || '':'' || coalesce(md5(string_agg(x::text, ''|'' ORDER BY x::text)), '''') FROM (SELECT %s FROM %s) x', cols, t) INTO r;
+		RETURN r;
+	END \$\$;
+	SELECT string_agg(split_part(l, ':', 1) || '=' || pg_temp.fp(split_part(l, ':', 1)::regclass, split_part(l, ':', 2)),
+	                  ' ' ORDER BY l)
+	  FROM regexp_split_to_table('$layout', ' ') l;};
 }
 
 # amcheck on every memtx table and btree index of "postgres" (the amcheck

@@ -159,7 +159,7 @@ describe('memtx-mcp over stdio', () => {
   test('outcome answers null for an unknown proposal (a memtx error where the server lacks it)', async () => {
     const result = await call('memory_outcome', { proposal: 'no-such-proposal' });
     const { rows: [{ present }] } = await fx.harness.query(
-      "SELECT to_regprocedure('memtx.outcome(text, text)') IS NOT NULL AS present");
+      "SELECT to_regprocedure('memtx.outcome(text, text, text)') IS NOT NULL AS present");
     if (present) assert.deepEqual(result, { ok: true, outcome: null, isError: false });
     else assert.deepEqual([result.isError, result.error.sqlstate], [true, '42883']);
   });
