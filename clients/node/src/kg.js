@@ -59,13 +59,16 @@
 import { createHash } from 'node:crypto';
 import Ajv from 'ajv';
 
-import { Memory, MemtxError } from './memory.js';
+import { DatabaseUnavailable } from './connection.js';
+import { MemtxError } from './memory.js';
 
 const PREFIX = 'kg:';
 const TYPE = 'entityType';
 const OBSERVATION = 'observation:';
 const RELATION = 'relation:';
 const RETRIES = 5;
+/** The reference's resource: the whole graph as JSON. */
+export const GRAPH_URI = 'memory://knowledge-graph';
 
 /** @typedef {{ name: string, entityType: string, observations: string[] }} Entity */
 /** @typedef {{ from: string, to: string, relationType: string }} Relation */
@@ -212,13 +215,13 @@ class GraphError extends Error {}
  * @template T
  * @param {import('./mcp.js').ToolContext} ctx
  * @param {string[] | null} names
- * @param {(memory: Memory, snapshot: Snapshot) => Promise<T>} fn
+ * @param {(memory: import('./memory.js').Memory, snapshot: Snapshot) => Promise<T>} fn
  * @returns {Promise<{ value: T, admitted: Set<number> }>}
  */
 async function inTransaction(ctx, names, fn) {
-  const { db, namespace } = ctx.memory;
   for (let attempt = 1; ; attempt++) {
-    const memory = new Memory(db, { namespace });
+    // the server's connection, namespace and permission block, a transaction of its own
+    const memory = ctx.memory.sibling();
     try {
       const value = await memory.turn(async (m) => {
         const records = [];
@@ -238,7 +241,7 @@ async function inTransaction(ctx, names, fn) {
 
 /**
  * Revoke every record of each fact (its cascade takes what derives from it).
- * @param {Memory} m @param {Iterable<number[] | undefined>} facts @param {string} note
+ * @param {import('./memory.js').Memory} m @param {Iterable<number[] | undefined>} facts @param {string} note
  */
 async function revokeAll(m, facts, note) {
   for (const ids of facts) {
@@ -501,6 +504,8 @@ const failure = (message) => ({ content: [{ type: 'text', text: message }], isEr
  */
 export const tools = TOOLS.map(({ spec, run }) => {
   const validate = ajv.compile(spec.inputSchema);
+  // as the reference: a write tool that succeeds tells subscribers the graph changed
+  const writes = !spec.annotations.readOnlyHint;
   return {
     // the reference's SDK (McpServer) lists every tool with task support forbidden
     spec: { ...spec, execution: { taskSupport: 'forbidden' } },
@@ -510,11 +515,33 @@ export const tools = TOOLS.map(({ spec, run }) => {
         return failure(`Invalid arguments for tool ${spec.name}: ${ajv.errorsText(validate.errors)}`);
       }
       try {
-        return await run(args, ctx);
+        const answer = await run(args, ctx);
+        if (writes) ctx.resourceChanged(GRAPH_URI);
+        return answer;
       } catch (err) {
-        if (err instanceof GraphError || err instanceof MemtxError) return failure(err.message);
+        if (err instanceof GraphError || err instanceof MemtxError || err instanceof DatabaseUnavailable) {
+          return failure(err.message);
+        }
         throw err;
       }
     },
   };
 });
+
+/**
+ * The reference's resource, memory://knowledge-graph: the whole graph as
+ * read_graph gives it, as indented JSON.  Subscribers hear of the changes
+ * this server's write tools make (as in the reference), not of other
+ * processes' writes.
+ * @type {import('./mcp.js').Resource[]}
+ */
+export const resources = [{
+  spec: {
+    uri: GRAPH_URI, name: 'knowledge-graph', title: 'Knowledge Graph',
+    description: 'The full knowledge graph with all entities and relations', mimeType: 'application/json',
+  },
+  async read(ctx) {
+    const { value: graph } = await inTransaction(ctx, null, async (_m, snap) => snap.graph());
+    return JSON.stringify(graph, null, 2);
+  },
+}];
