@@ -50,7 +50,9 @@ function roles(name) {
 }
 
 const db = new ResilientConnection({ config: { application_name: 'memtx-mcp' }, log, name: 'memtx-mcp' });
+/** @type {import('@modelcontextprotocol/sdk/server/index.js').Server} */
 let server;
+/** @type {import('../src/mcp.js').McpSession} */
 let session;
 try {
   ({ server, session } = createServer({

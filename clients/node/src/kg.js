@@ -57,7 +57,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import Ajv from 'ajv';
+import AjvModule from 'ajv';
 
 import { DatabaseUnavailable } from './connection.js';
 import { MemtxError } from './memory.js';
@@ -264,7 +264,7 @@ const done = (message) => ({
 
 /**
  * @typedef {object} GraphTool
- * @property {Record<string, any>} spec the MCP tool definition
+ * @property {import('./mcp.js').ToolSpec & { annotations: Record<string, boolean> }} spec the MCP tool definition
  * @property {(args: any, ctx: import('./mcp.js').ToolContext) => Promise<Record<string, any>>} run
  *   what a call does, its arguments validated
  */
@@ -280,8 +280,9 @@ const TOOLS = [
       annotations: WRITE,
     },
     async run({ entities }, ctx) {
-      const names = entities.map((e) => e.name);
+      const names = /** @type {Entity[]} */ (entities).map((e) => e.name);
       const { value: staged, admitted } = await inTransaction(ctx, names, async (m, snap) => {
+        /** @type {{ name: string, entityType: string, id: number, observations: { content: string, id: number }[] }[]} */
         const out = [];
         for (const e of /** @type {Entity[]} */ (entities)) {
           if (snap.entities.has(e.name) || out.some((s) => s.name === e.name)) continue;
@@ -312,7 +313,7 @@ const TOOLS = [
       annotations: WRITE,
     },
     async run({ relations }, ctx) {
-      const names = relations.flatMap((r) => [r.from, r.to]);
+      const names = /** @type {Relation[]} */ (relations).flatMap((r) => [r.from, r.to]);
       const { value: staged, admitted } = await inTransaction(ctx, names, async (m, snap) => {
         const out = [];
         const keys = new Set();
@@ -353,7 +354,7 @@ const TOOLS = [
       annotations: WRITE,
     },
     async run({ observations }, ctx) {
-      const names = observations.map((o) => o.entityName);
+      const names = /** @type {{ entityName: string }[]} */ (observations).map((o) => o.entityName);
       const { value: staged, admitted } = await inTransaction(ctx, names, async (m, snap) => {
         const out = [];
         /** @type {Map<string, Set<string>>} what each entity has, this call's staging included */
@@ -420,7 +421,8 @@ const TOOLS = [
       annotations: DELETE,
     },
     async run({ deletions }, ctx) {
-      await inTransaction(ctx, deletions.map((d) => d.entityName), async (m, snap) => {
+      const names = /** @type {{ entityName: string }[]} */ (deletions).map((d) => d.entityName);
+      await inTransaction(ctx, names, async (m, snap) => {
         for (const d of /** @type {{ entityName: string, observations: string[] }[]} */ (deletions)) {
           const has = snap.entities.get(d.entityName)?.observations;
           if (has) await revokeAll(m, d.observations.map((content) => has.get(content)), 'delete_observations');
@@ -440,7 +442,7 @@ const TOOLS = [
       annotations: DELETE,
     },
     async run({ relations }, ctx) {
-      await inTransaction(ctx, relations.map((r) => r.from), async (m, snap) => {
+      await inTransaction(ctx, /** @type {Relation[]} */ (relations).map((r) => r.from), async (m, snap) => {
         await revokeAll(m, /** @type {Relation[]} */ (relations)
           .map((r) => snap.relations.get(relationKey(r))?.ids), 'delete_relations');
       });
@@ -492,7 +494,8 @@ const TOOLS = [
   },
 ];
 
-const ajv = new Ajv({ strict: false, allErrors: false });
+// ajv is CommonJS: its class is the module's default export
+const ajv = new AjvModule.default({ strict: false, allErrors: false });
 
 /** An error result, as the reference gives one: the message as text. @param {string} message */
 const failure = (message) => ({ content: [{ type: 'text', text: message }], isError: true });

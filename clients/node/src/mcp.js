@@ -83,8 +83,8 @@ import {
   CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema, McpError, ReadResourceRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import Ajv2020Module from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 
 import { DatabaseUnavailable } from './connection.js';
 import { COLUMNS, ENUMS, fencedTransaction, Memory, MemtxError, NoTransaction } from './memory.js';
@@ -306,7 +306,8 @@ export class McpSession {
     this.executors = { ...executors };
     /** @type {Map<number, any>} outputs of executed actions, by action_id */
     this.outputs = new Map();
-    this.ajv = addFormats(new Ajv2020({ strict: false }));
+    // ajv and ajv-formats are CommonJS: what they export is the module's default
+    this.ajv = addFormatsModule.default(new Ajv2020Module.default({ strict: false }));
     /** @type {Map<string, import('ajv').ValidateFunction>} */
     this.validators = new Map();
     /** @type {Map<string, Record<string, any>> | null} inputSchema by name, from the last tool_specs read */
@@ -415,8 +416,8 @@ export class McpSession {
       return extra.handler(args, this.context());
     }
     const memoryTool = MEMORY_TOOLS[name];
-    const schemas = this.schemas ?? (await this.readSpecs(), /** @type {Map<string, any>} */ (this.schemas));
-    this.check(name, schemas.get(name) ?? DOMAIN_SCHEMA, args);
+    if (!this.schemas) await this.readSpecs();
+    this.check(name, this.schemas?.get(name) ?? DOMAIN_SCHEMA, args);
     return memoryTool ? this.runMemoryTool(memoryTool, args) : this.act(name, args);
   }
 
@@ -425,11 +426,8 @@ export class McpSession {
    * @param {string} name @param {Record<string, any>} schema @param {unknown} args
    */
   check(name, schema, args) {
-    let validate = this.validators.get(name);
-    if (!validate) {
-      validate = this.ajv.compile(schema);
-      this.validators.set(name, validate);
-    }
+    const validate = this.validators.get(name) ?? this.ajv.compile(schema);
+    this.validators.set(name, validate);
     if (!validate(args)) {
       const [e] = validate.errors ?? [];
       const where = e?.instancePath ? `argument ${e.instancePath.slice(1)}` : 'arguments';

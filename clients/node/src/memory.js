@@ -25,7 +25,10 @@
  * @module memtx/memory
  */
 
-/** @typedef {null | boolean | number | string | JSON[] | { [key: string]: JSON }} JSON */
+/**
+ * A JSON value (its members are JSON values too; JSDoc has no recursive alias).
+ * @typedef {null | boolean | number | string | unknown[] | { [key: string]: unknown }} JsonValue
+ */
 
 /**
  * @typedef {object} Queryable anything with pg's `query(text, values)`:
@@ -40,7 +43,7 @@
  * @property {string} namespace
  * @property {string} entity
  * @property {string} attribute
- * @property {JSON} value
+ * @property {JsonValue} value
  * @property {string} kind
  * @property {string} state
  * @property {string | null} source
@@ -60,7 +63,7 @@
  * @property {number} record_id
  * @property {string} entity
  * @property {string} attribute
- * @property {JSON} value
+ * @property {JsonValue} value
  * @property {number} rank
  */
 
@@ -266,7 +269,9 @@ export class Retryable extends MemtxError {}
 /** The call needs a memtx transaction and the session has none (begin one first). */
 export class NoTransaction extends MemtxError {}
 
+/** @type {Record<string, typeof MemtxError>} */
 const BY_CODE = { '42501': PermissionDenied, '42704': NotFound, '42883': NotFound, '0A000': InvalidState };
+/** @type {Record<string, typeof MemtxError>} */
 const BY_CLASS = {
   '02': NotFound, '22': InvalidArgument, '23': Conflict, '25': InvalidState, '40': Retryable,
   '53': LimitExceeded, '54': LimitExceeded, '55': InvalidState,
@@ -661,7 +666,7 @@ export class Memory {
    * Stage a tentative record (value: any JSON value); returns its id.
    * @param {string} entity
    * @param {string} attribute
-   * @param {JSON} value
+   * @param {JsonValue} value
    * @param {StageOptions} [options]
    * @returns {Promise<number>}
    */
@@ -678,7 +683,7 @@ export class Memory {
    * written (other content under the id rejects with Conflict, 23505).
    * @param {string} entity
    * @param {string} attribute
-   * @param {JSON} value
+   * @param {JsonValue} value
    * @param {StageOptions} [options]
    * @returns {Promise<ProposeResult>}
    */
@@ -735,7 +740,7 @@ export class Memory {
    * a warning (process.emitWarning, code MEMTX_UNREGISTERED_TOOL) before
    * acting, unless the session or the call allows unregistered tools.
    * @param {string} tool
-   * @param {JSON} args
+   * @param {JsonValue} args
    * @param {number[]} [derivedFrom]
    * @param {string} [effectKey]
    * @param {{ allowUnregistered?: boolean }} [options]
