@@ -161,7 +161,8 @@ const CONTENT = {
 
 /**
  * SQL types of the named arguments of each memtx function this client calls,
- * in the functions' order.  test/tables.test.js holds them against pg_proc.
+ * in the functions' order.  test/python/test_client_tables.py holds them (and COLUMNS, ENUMS
+ * and the error classes) against the catalog, errcodes.txt and the Python client.
  */
 export const SIGNATURES = Object.freeze({
   begin: { tier: 'memtx.risk_tier', agent: 'text', namespace: 'text', isolation: 'memtx.isolation' },
