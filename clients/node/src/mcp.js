@@ -81,7 +81,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema, McpError, ReadResourceRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema,
+  ListToolsRequestSchema, ReadResourceRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -126,6 +126,19 @@ import { COLUMNS, ENUMS, fencedTransaction, Memory, MemtxError, NoTransaction } 
 
 /** The arguments do not fit the tool (reported to the model as a result). */
 export class InvalidArguments extends Error {}
+
+/**
+ * A JSON-RPC error answer: the SDK sends `code` and `message` as they are
+ * (its McpError would prefix the message with "MCP error CODE: ", which the
+ * host's SDK adds again).
+ */
+export class ProtocolError extends Error {
+  /** @param {number} code @param {string} message */
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
 
 // ------------------------------------------------------------ output schemas
 
@@ -382,7 +395,7 @@ export class McpSession {
   async callTool(name, args) {
     let content;
     try {
-      if (!(await this.serves(name))) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
+      if (!(await this.serves(name))) throw new ProtocolError(ErrorCode.InvalidParams, `Tool ${name} not found`);
       const own = this.extraTools.get(name)?.call;
       if (own) return await own(args ?? {}, this.context());
       content = { ok: true, ...(await this.dispatch(name, args ?? {})) };
@@ -516,13 +529,13 @@ export class McpSession {
    */
   async readResource(uri) {
     const resource = this.resources.get(uri);
-    if (!resource) throw new McpError(ErrorCode.InvalidParams, `Resource ${uri} not found`);
+    if (!resource) throw new ProtocolError(ErrorCode.InvalidParams, `Resource ${uri} not found`);
     let text;
     try {
       text = await resource.read(this.context());
     } catch (err) {
       if (err instanceof DatabaseUnavailable || err instanceof MemtxError) {
-        throw new McpError(ErrorCode.InternalError, err.message);
+        throw new ProtocolError(ErrorCode.InternalError, err.message);
       }
       throw err;
     }
@@ -564,7 +577,7 @@ export function createServer({ db, namespace = 'default', extraTools = [], resou
       return { tools: await session.listTools() };
     } catch (err) {
       if (err instanceof DatabaseUnavailable || err instanceof MemtxError) {
-        throw new McpError(ErrorCode.InternalError, `cannot list tools: ${err.message}`);
+        throw new ProtocolError(ErrorCode.InternalError, `cannot list tools: ${err.message}`);
       }
       throw err;
     }
