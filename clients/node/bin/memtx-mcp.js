@@ -92,5 +92,6 @@ process.stdin.on('end', () => shutdown(0));
 process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
 
-await db.start();
+// the host may talk at once: a call that comes before the first connection attempt ends waits for it
 await server.connect(new StdioServerTransport());
+await db.start();
