@@ -748,13 +748,14 @@ export class Memory {
    * @returns {Promise<ActResult>}
    */
   async act(tool, args, derivedFrom = [], effectKey, { allowUnregistered = this.allowUnregisteredTools } = {}) {
+    const tx = this.tx; // NoTransaction before anything is asked
     if (!allowUnregistered && !(await this.isRegistered(tool))) {
       process.emitWarning(`memtx.act: tool ${JSON.stringify(tool)} is not registered; memtx treats it as irreversible `
         + '(register it with memtx.register_tool, or pass allowUnregistered to act on it without this warning)',
       { code: 'MEMTX_UNREGISTERED_TOOL' });
     }
     const [row] = await this.call('act', {
-      tx: this.tx, tool, args, derived_from: derivedFrom, effect_key: effectKey,
+      tx, tool, args, derived_from: derivedFrom, effect_key: effectKey,
     }, COLUMNS.act);
     return /** @type {ActResult} */ (row);
   }
