@@ -34,7 +34,10 @@ import os
 import sys
 from typing import Any, Dict, List, Set
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients", "python"))
+try:
+    import memtx_client  # noqa: F401  (installed: pip install clients/python)
+except ImportError:      # else the checkout's copy
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients", "python"))
 
 import psycopg  # noqa: E402
 from psycopg import sql  # noqa: E402

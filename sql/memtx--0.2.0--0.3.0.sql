@@ -299,3 +299,46 @@ REVOKE ALL ON FUNCTION memtx.outcome(text, text, text) FROM PUBLIC;
 -- Anyone's read: it answers only about the caller's own proposals (a
 -- harness's about any agent's), of records the calling role may read.
 GRANT EXECUTE ON FUNCTION memtx.outcome(text, text, text) TO PUBLIC;
+
+-- §9 Observability: memtx.stats names what it counts.  A cascade's
+-- quarantine is not a commit's: three columns are added at the end
+-- (commit_quarantines, the same count as quarantines under a name that says
+-- so; cascade_quarantines; cascade_revocations) and every column gets a
+-- comment.  CREATE OR REPLACE VIEW keeps the grants; the view has no
+-- reloptions to lose.
+CREATE OR REPLACE VIEW memtx.stats AS
+    SELECT (SELECT count(*) FROM memtx.transactions) AS transactions,
+           (SELECT count(*) FROM memtx.transactions WHERE status = 'open') AS open_transactions,
+           (SELECT count(*) FROM memtx.records
+             WHERE memtx.is_active(verdict) AND kind <> 'tool_action') AS commits,
+           (SELECT count(*) FROM memtx.records WHERE verdict = 'quarantined') AS quarantines,
+           (SELECT coalesce(jsonb_object_agg(q.reason, q.n), '{}')
+              FROM (SELECT verdict_reason AS reason, count(*) AS n FROM memtx.records
+                     WHERE verdict = 'quarantined' GROUP BY verdict_reason) q) AS quarantines_by_reason,
+           (SELECT coalesce(sum(verifier_calls), 0)::bigint FROM memtx.transactions) AS verifier_calls,
+           (SELECT count(*) FROM memtx.action_log WHERE allowed) AS actions_allowed,
+           (SELECT count(*) FROM memtx.action_log WHERE NOT allowed) AS gate_blocks,
+           (SELECT count(DISTINCT root_id) FROM memtx.rollback_log) AS cascades,
+           (SELECT count(*) FROM memtx.rollback_log WHERE action = 'leaked') AS leaks,
+           (SELECT count(*) FROM memtx.compensations) AS compensations,
+           (SELECT count(*) FROM memtx.records WHERE state = 'tentative') AS in_flight,
+           (SELECT count(*) FROM memtx.records WHERE verdict = 'quarantined') AS commit_quarantines,
+           (SELECT count(*) FROM memtx.rollback_log WHERE action = 'quarantined') AS cascade_quarantines,
+           (SELECT count(*) FROM memtx.rollback_log
+             WHERE action = 'revoked' AND record_id <> root_id) AS cascade_revocations;
+COMMENT ON VIEW memtx.stats IS 'protocol counters: commit verdicts, commit quarantines by reason, verifier calls, gate decisions, retractions and what their cascades repaired';
+COMMENT ON COLUMN memtx.stats.transactions IS 'memtx transactions begun';
+COMMENT ON COLUMN memtx.stats.open_transactions IS 'memtx transactions open now';
+COMMENT ON COLUMN memtx.stats.commits IS 'records the commit pipeline committed (verdict committed or action_safe; tool actions not counted), whatever became of them later';
+COMMENT ON COLUMN memtx.stats.quarantines IS 'records the commit pipeline quarantined (commit verdicts); the same as commit_quarantines, kept under its first name; a cascade''s quarantines are cascade_quarantines';
+COMMENT ON COLUMN memtx.stats.quarantines_by_reason IS 'commit_quarantines by reason code, as a JSON object';
+COMMENT ON COLUMN memtx.stats.verifier_calls IS 'records that reached slot adjudication (check 3d) with at least one rival';
+COMMENT ON COLUMN memtx.stats.actions_allowed IS 'act calls the gate allowed (effect-key repeats not counted)';
+COMMENT ON COLUMN memtx.stats.gate_blocks IS 'act calls the gate or the input checks blocked';
+COMMENT ON COLUMN memtx.stats.cascades IS 'retraction roots: records revoked by abort (one per staged record), expiry, fence, revoke, a rejecting resolve or erase, and records quarantined at commit with tool actions below them';
+COMMENT ON COLUMN memtx.stats.leaks IS 'irreversible tool actions reported leaked by a repair';
+COMMENT ON COLUMN memtx.stats.compensations IS 'compensation obligations recorded for reversible tool actions';
+COMMENT ON COLUMN memtx.stats.in_flight IS 'tentative records now';
+COMMENT ON COLUMN memtx.stats.commit_quarantines IS 'records the commit pipeline quarantined (commit verdicts, whatever became of them later)';
+COMMENT ON COLUMN memtx.stats.cascade_quarantines IS 'views (summary, profile, index_entry, shared_copy) a cascade quarantined for rebuilding';
+COMMENT ON COLUMN memtx.stats.cascade_revocations IS 'descendants a cascade revoked (roots not counted)';

@@ -861,7 +861,8 @@ ALTER VIEW memtx.in_flight SET (security_invoker = true);
 ALTER VIEW memtx.review_queue SET (security_invoker = true);
 GRANT SELECT ON memtx.in_flight, memtx.review_queue TO PUBLIC;
 
--- Protocol counters; commits counted with the one definition of active.
+-- Protocol counters; commits counted with the one definition of active.  Each
+-- column says what it counts (its comment); columns added later go at the end.
 CREATE VIEW memtx.stats AS
     SELECT (SELECT count(*) FROM memtx.transactions) AS transactions,
            (SELECT count(*) FROM memtx.transactions WHERE status = 'open') AS open_transactions,
@@ -877,8 +878,27 @@ CREATE VIEW memtx.stats AS
            (SELECT count(DISTINCT root_id) FROM memtx.rollback_log) AS cascades,
            (SELECT count(*) FROM memtx.rollback_log WHERE action = 'leaked') AS leaks,
            (SELECT count(*) FROM memtx.compensations) AS compensations,
-           (SELECT count(*) FROM memtx.records WHERE state = 'tentative') AS in_flight;
-COMMENT ON VIEW memtx.stats IS 'protocol counters: commits, quarantines by reason, verifier calls, gate blocks, cascades, leaks, compensations';
+           (SELECT count(*) FROM memtx.records WHERE state = 'tentative') AS in_flight,
+           (SELECT count(*) FROM memtx.records WHERE verdict = 'quarantined') AS commit_quarantines,
+           (SELECT count(*) FROM memtx.rollback_log WHERE action = 'quarantined') AS cascade_quarantines,
+           (SELECT count(*) FROM memtx.rollback_log
+             WHERE action = 'revoked' AND record_id <> root_id) AS cascade_revocations;
+COMMENT ON VIEW memtx.stats IS 'protocol counters: commit verdicts, commit quarantines by reason, verifier calls, gate decisions, retractions and what their cascades repaired';
+COMMENT ON COLUMN memtx.stats.transactions IS 'memtx transactions begun';
+COMMENT ON COLUMN memtx.stats.open_transactions IS 'memtx transactions open now';
+COMMENT ON COLUMN memtx.stats.commits IS 'records the commit pipeline committed (verdict committed or action_safe; tool actions not counted), whatever became of them later';
+COMMENT ON COLUMN memtx.stats.quarantines IS 'records the commit pipeline quarantined (commit verdicts); the same as commit_quarantines, kept under its first name; a cascade''s quarantines are cascade_quarantines';
+COMMENT ON COLUMN memtx.stats.quarantines_by_reason IS 'commit_quarantines by reason code, as a JSON object';
+COMMENT ON COLUMN memtx.stats.verifier_calls IS 'records that reached slot adjudication (check 3d) with at least one rival';
+COMMENT ON COLUMN memtx.stats.actions_allowed IS 'act calls the gate allowed (effect-key repeats not counted)';
+COMMENT ON COLUMN memtx.stats.gate_blocks IS 'act calls the gate or the input checks blocked';
+COMMENT ON COLUMN memtx.stats.cascades IS 'retraction roots: records revoked by abort (one per staged record), expiry, fence, revoke, a rejecting resolve or erase, and records quarantined at commit with tool actions below them';
+COMMENT ON COLUMN memtx.stats.leaks IS 'irreversible tool actions reported leaked by a repair';
+COMMENT ON COLUMN memtx.stats.compensations IS 'compensation obligations recorded for reversible tool actions';
+COMMENT ON COLUMN memtx.stats.in_flight IS 'tentative records now';
+COMMENT ON COLUMN memtx.stats.commit_quarantines IS 'records the commit pipeline quarantined (commit verdicts, whatever became of them later)';
+COMMENT ON COLUMN memtx.stats.cascade_quarantines IS 'views (summary, profile, index_entry, shared_copy) a cascade quarantined for rebuilding';
+COMMENT ON COLUMN memtx.stats.cascade_revocations IS 'descendants a cascade revoked (roots not counted)';
 REVOKE ALL ON memtx.stats FROM PUBLIC;
 -- Counters are global and reveal no record.
 GRANT SELECT ON memtx.stats TO PUBLIC;

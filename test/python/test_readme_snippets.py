@@ -14,7 +14,6 @@ import io
 import os
 import pathlib
 import re
-import sys
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import psycopg
@@ -25,8 +24,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SECTION = "Using memtx from an agent"
 SOURCES = (ROOT / "README.md",)
 DATABASE = "memtx_snippets"
-
-sys.path.insert(0, str(ROOT / "clients" / "python"))
 
 
 def extract_section(markdown: str, title: str) -> Optional[str]:

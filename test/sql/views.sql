@@ -70,7 +70,11 @@ SELECT root_id, record_id, kind, action, reason, note FROM memtx.rollback_log OR
 --   verifier_calls 2 (r4 and r6 met rival r1); actions_allowed 3;
 --   gate_blocks 2 (the probe through memtx.gate is not counted);
 --   cascades 4: one per retraction root (abort of t2, rejection of r6, two
---   revokes); leaks 1 (the refund); compensations 2 (the two holds)
+--   revokes); leaks 1 (the refund); compensations 2 (the two holds);
+--   commit_quarantines 3 (quarantines under the name that says what it
+--   counts); cascade_quarantines 1 (the profile r7, by the revoke of r4);
+--   cascade_revocations 0 (the actions below r4 and r5 were leaked or
+--   compensated, and no belief derived from them)
 \x on
 SELECT * FROM memtx.stats;
 \x off

@@ -3,60 +3,95 @@
  * memtx-mcp: the memtx MCP server on stdio, for one agent principal.
  *
  *   PGHOST=... PGPORT=... PGDATABASE=... PGUSER=agent_role [PGPASSWORD=...] \
- *   MEMTX_NAMESPACE=support node clients/node/bin/memtx-mcp.js
+ *   MEMTX_NAMESPACE=support [MEMTX_DEFAULT_SCOPE=shared MEMTX_DEFAULT_READERS=a,b] \
+ *   node clients/node/bin/memtx-mcp.js
  *
  * Connects with the libpq environment (pg reads PG* itself) as the agent's
- * role, serves memtx.tool_specs('mcp') plus the tools of TOOL_MODULES
- * (below) in the namespace MEMTX_NAMESPACE (default "default"), and aborts
- * the memtx transaction still open when the host closes the stream.  Logs go to
- * stderr: stdout is the protocol.
+ * role, serves memtx.tool_specs('mcp') plus the tools and resources of
+ * TOOL_MODULES (below) in the namespace MEMTX_NAMESPACE (default "default"),
+ * and aborts the memtx transaction still open when the host closes the
+ * stream.  MEMTX_DEFAULT_SCOPE (private, shared or public),
+ * MEMTX_DEFAULT_READERS and MEMTX_DEFAULT_WRITERS (comma-separated roles)
+ * are the permission block of what its tools stage: without them records
+ * are private to the role.
+ *
+ * The server stays up whatever the database does: when it cannot connect at
+ * start (the database is down, a wrong password) or loses the connection
+ * later (a restart), it says why on stderr, answers tool calls with an
+ * "unavailable" error result naming the cause, and reconnects with backoff
+ * (src/connection.js); once connected again it tells the host its tool list
+ * may have changed.  Only a configuration it cannot use (a bad
+ * MEMTX_DEFAULT_SCOPE) ends it, with a message.  Logs go to stderr: stdout is
+ * the protocol.
  */
-import pg from 'pg';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 
+import { ResilientConnection } from '../src/connection.js';
 import { createServer } from '../src/mcp.js';
 
-// modules of extra tools, each exporting `tools` (see src/mcp.js), relative
-// to this file
+const log = (/** @type {string} */ line) => console.error(line);
+
+// modules of extra tools and resources, each exporting `tools` (and
+// optionally `resources`; see src/mcp.js), relative to this file
 const TOOL_MODULES = ['../src/kg.js'];
 const extraTools = [];
-for (const module of TOOL_MODULES) extraTools.push(...(await import(module)).tools);
-
-const db = new pg.Client({ application_name: 'memtx-mcp' });
-try {
-  await db.connect();
-} catch (err) {
-  console.error(`memtx-mcp: cannot connect to PostgreSQL: ${err.message}`);
-  process.exit(1);
+const resources = [];
+for (const module of TOOL_MODULES) {
+  const loaded = await import(module);
+  extraTools.push(...loaded.tools);
+  resources.push(...(loaded.resources ?? []));
 }
-const { server, session } = createServer({
-  db,
-  namespace: process.env.MEMTX_NAMESPACE || 'default',
-  extraTools,
-});
+
+/** A comma-separated list of role names from the environment, or undefined. @param {string} name */
+function roles(name) {
+  const value = process.env[name];
+  if (value === undefined || value.trim() === '') return undefined;
+  return value.split(',').map((r) => r.trim()).filter((r) => r !== '');
+}
+
+const db = new ResilientConnection({ config: { application_name: 'memtx-mcp' }, log, name: 'memtx-mcp' });
+/** @type {import('@modelcontextprotocol/sdk/server/index.js').Server} */
+let server;
+/** @type {import('../src/mcp.js').McpSession} */
+let session;
+try {
+  ({ server, session } = createServer({
+    db,
+    namespace: process.env.MEMTX_NAMESPACE || 'default',
+    extraTools,
+    resources,
+    scope: /** @type {any} */ (process.env.MEMTX_DEFAULT_SCOPE || undefined),
+    readers: roles('MEMTX_DEFAULT_READERS'),
+    writers: roles('MEMTX_DEFAULT_WRITERS'),
+  }));
+} catch (err) {
+  log(`memtx-mcp: ${/** @type {Error} */ (err).message.replace(/^scope/, 'MEMTX_DEFAULT_SCOPE')}`);
+  process.exit(2);
+}
+
+// the host may have listed tools while the database was away: list again
+db.onReconnect = () => { server.sendToolListChanged().catch(() => {}); };
 
 let closing = false;
 async function shutdown(code = 0) {
   if (closing) return;
   closing = true;
   try {
-    await session.close();
+    if (db.connected) await session.close();
+    else if (session.memory.isOpen) log('memtx-mcp: the database is unavailable: the open transaction is left to its lease');
   } catch (err) {
-    console.error(`memtx-mcp: aborting the open transaction failed: ${err.message}`);
+    log(`memtx-mcp: aborting the open transaction failed: ${/** @type {Error} */ (err).message}`);
     code = 1;
   }
-  await db.end().catch(() => {});
+  await db.end();
   process.exit(code);
 }
 
-db.on('error', (err) => {
-  console.error(`memtx-mcp: connection lost: ${err.message}`);
-  closing = true;
-  process.exit(1);
-});
 server.onclose = () => shutdown(0);
 process.stdin.on('end', () => shutdown(0));
 process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
 
+// the host may talk at once: a call that comes before the first connection attempt ends waits for it
 await server.connect(new StdioServerTransport());
+await db.start();

@@ -57,15 +57,18 @@
  */
 
 import { createHash } from 'node:crypto';
-import Ajv from 'ajv';
+import AjvModule from 'ajv';
 
-import { Memory, MemtxError } from './memory.js';
+import { DatabaseUnavailable } from './connection.js';
+import { MemtxError } from './memory.js';
 
 const PREFIX = 'kg:';
 const TYPE = 'entityType';
 const OBSERVATION = 'observation:';
 const RELATION = 'relation:';
 const RETRIES = 5;
+/** The reference's resource: the whole graph as JSON. */
+export const GRAPH_URI = 'memory://knowledge-graph';
 
 /** @typedef {{ name: string, entityType: string, observations: string[] }} Entity */
 /** @typedef {{ from: string, to: string, relationType: string }} Relation */
@@ -212,13 +215,13 @@ class GraphError extends Error {}
  * @template T
  * @param {import('./mcp.js').ToolContext} ctx
  * @param {string[] | null} names
- * @param {(memory: Memory, snapshot: Snapshot) => Promise<T>} fn
+ * @param {(memory: import('./memory.js').Memory, snapshot: Snapshot) => Promise<T>} fn
  * @returns {Promise<{ value: T, admitted: Set<number> }>}
  */
 async function inTransaction(ctx, names, fn) {
-  const { db, namespace } = ctx.memory;
   for (let attempt = 1; ; attempt++) {
-    const memory = new Memory(db, { namespace });
+    // the server's connection, namespace and permission block, a transaction of its own
+    const memory = ctx.memory.sibling();
     try {
       const value = await memory.turn(async (m) => {
         const records = [];
@@ -238,7 +241,7 @@ async function inTransaction(ctx, names, fn) {
 
 /**
  * Revoke every record of each fact (its cascade takes what derives from it).
- * @param {Memory} m @param {Iterable<number[] | undefined>} facts @param {string} note
+ * @param {import('./memory.js').Memory} m @param {Iterable<number[] | undefined>} facts @param {string} note
  */
 async function revokeAll(m, facts, note) {
   for (const ids of facts) {
@@ -261,7 +264,7 @@ const done = (message) => ({
 
 /**
  * @typedef {object} GraphTool
- * @property {Record<string, any>} spec the MCP tool definition
+ * @property {import('./mcp.js').ToolSpec & { annotations: Record<string, boolean> }} spec the MCP tool definition
  * @property {(args: any, ctx: import('./mcp.js').ToolContext) => Promise<Record<string, any>>} run
  *   what a call does, its arguments validated
  */
@@ -277,8 +280,9 @@ const TOOLS = [
       annotations: WRITE,
     },
     async run({ entities }, ctx) {
-      const names = entities.map((e) => e.name);
+      const names = /** @type {Entity[]} */ (entities).map((e) => e.name);
       const { value: staged, admitted } = await inTransaction(ctx, names, async (m, snap) => {
+        /** @type {{ name: string, entityType: string, id: number, observations: { content: string, id: number }[] }[]} */
         const out = [];
         for (const e of /** @type {Entity[]} */ (entities)) {
           if (snap.entities.has(e.name) || out.some((s) => s.name === e.name)) continue;
@@ -309,7 +313,7 @@ const TOOLS = [
       annotations: WRITE,
     },
     async run({ relations }, ctx) {
-      const names = relations.flatMap((r) => [r.from, r.to]);
+      const names = /** @type {Relation[]} */ (relations).flatMap((r) => [r.from, r.to]);
       const { value: staged, admitted } = await inTransaction(ctx, names, async (m, snap) => {
         const out = [];
         const keys = new Set();
@@ -350,7 +354,7 @@ const TOOLS = [
       annotations: WRITE,
     },
     async run({ observations }, ctx) {
-      const names = observations.map((o) => o.entityName);
+      const names = /** @type {{ entityName: string }[]} */ (observations).map((o) => o.entityName);
       const { value: staged, admitted } = await inTransaction(ctx, names, async (m, snap) => {
         const out = [];
         /** @type {Map<string, Set<string>>} what each entity has, this call's staging included */
@@ -417,7 +421,8 @@ const TOOLS = [
       annotations: DELETE,
     },
     async run({ deletions }, ctx) {
-      await inTransaction(ctx, deletions.map((d) => d.entityName), async (m, snap) => {
+      const names = /** @type {{ entityName: string }[]} */ (deletions).map((d) => d.entityName);
+      await inTransaction(ctx, names, async (m, snap) => {
         for (const d of /** @type {{ entityName: string, observations: string[] }[]} */ (deletions)) {
           const has = snap.entities.get(d.entityName)?.observations;
           if (has) await revokeAll(m, d.observations.map((content) => has.get(content)), 'delete_observations');
@@ -437,7 +442,7 @@ const TOOLS = [
       annotations: DELETE,
     },
     async run({ relations }, ctx) {
-      await inTransaction(ctx, relations.map((r) => r.from), async (m, snap) => {
+      await inTransaction(ctx, /** @type {Relation[]} */ (relations).map((r) => r.from), async (m, snap) => {
         await revokeAll(m, /** @type {Relation[]} */ (relations)
           .map((r) => snap.relations.get(relationKey(r))?.ids), 'delete_relations');
       });
@@ -489,7 +494,8 @@ const TOOLS = [
   },
 ];
 
-const ajv = new Ajv({ strict: false, allErrors: false });
+// ajv is CommonJS: its class is the module's default export
+const ajv = new AjvModule.default({ strict: false, allErrors: false });
 
 /** An error result, as the reference gives one: the message as text. @param {string} message */
 const failure = (message) => ({ content: [{ type: 'text', text: message }], isError: true });
@@ -501,6 +507,8 @@ const failure = (message) => ({ content: [{ type: 'text', text: message }], isEr
  */
 export const tools = TOOLS.map(({ spec, run }) => {
   const validate = ajv.compile(spec.inputSchema);
+  // as the reference: a write tool that succeeds tells subscribers the graph changed
+  const writes = !spec.annotations.readOnlyHint;
   return {
     // the reference's SDK (McpServer) lists every tool with task support forbidden
     spec: { ...spec, execution: { taskSupport: 'forbidden' } },
@@ -510,11 +518,33 @@ export const tools = TOOLS.map(({ spec, run }) => {
         return failure(`Invalid arguments for tool ${spec.name}: ${ajv.errorsText(validate.errors)}`);
       }
       try {
-        return await run(args, ctx);
+        const answer = await run(args, ctx);
+        if (writes) ctx.resourceChanged(GRAPH_URI);
+        return answer;
       } catch (err) {
-        if (err instanceof GraphError || err instanceof MemtxError) return failure(err.message);
+        if (err instanceof GraphError || err instanceof MemtxError || err instanceof DatabaseUnavailable) {
+          return failure(err.message);
+        }
         throw err;
       }
     },
   };
 });
+
+/**
+ * The reference's resource, memory://knowledge-graph: the whole graph as
+ * read_graph gives it, as indented JSON.  Subscribers hear of the changes
+ * this server's write tools make (as in the reference), not of other
+ * processes' writes.
+ * @type {import('./mcp.js').Resource[]}
+ */
+export const resources = [{
+  spec: {
+    uri: GRAPH_URI, name: 'knowledge-graph', title: 'Knowledge Graph',
+    description: 'The full knowledge graph with all entities and relations', mimeType: 'application/json',
+  },
+  async read(ctx) {
+    const { value: graph } = await inTransaction(ctx, null, async (_m, snap) => snap.graph());
+    return JSON.stringify(graph, null, 2);
+  },
+}];

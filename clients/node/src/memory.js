@@ -25,7 +25,10 @@
  * @module memtx/memory
  */
 
-/** @typedef {null | boolean | number | string | JSON[] | { [key: string]: JSON }} JSON */
+/**
+ * A JSON value (its members are JSON values too; JSDoc has no recursive alias).
+ * @typedef {null | boolean | number | string | unknown[] | { [key: string]: unknown }} JsonValue
+ */
 
 /**
  * @typedef {object} Queryable anything with pg's `query(text, values)`:
@@ -40,7 +43,7 @@
  * @property {string} namespace
  * @property {string} entity
  * @property {string} attribute
- * @property {JSON} value
+ * @property {JsonValue} value
  * @property {string} kind
  * @property {string} state
  * @property {string | null} source
@@ -60,7 +63,7 @@
  * @property {number} record_id
  * @property {string} entity
  * @property {string} attribute
- * @property {JSON} value
+ * @property {JsonValue} value
  * @property {number} rank
  */
 
@@ -95,6 +98,7 @@
  * @property {string | null} reason
  * @property {number | null} action_id the tool_action record of an allowed call
  * @property {number[]} blockers
+ * @property {boolean} repeated the stored decision of the effect key's first call (SPEC §17)
  */
 
 /**
@@ -155,10 +159,14 @@ const CONTENT = {
   observed_at: 'timestamptz', expected_head: 'bigint', proposal: 'text',
 };
 
-/** SQL types of the named arguments of each memtx function this client calls. */
+/**
+ * SQL types of the named arguments of each memtx function this client calls,
+ * in the functions' order.  test/python/test_client_tables.py holds them (and COLUMNS, ENUMS
+ * and the error classes) against the catalog, errcodes.txt and the Python client.
+ */
 export const SIGNATURES = Object.freeze({
   begin: { tier: 'memtx.risk_tier', agent: 'text', namespace: 'text', isolation: 'memtx.isolation' },
-  recall: { tx: 'bigint', query: 'text', k: 'integer', entity_prefix: 'text' },
+  recall: { tx: 'bigint', query: 'text', k: 'integer', entity_prefix: 'text', valid_at: 'timestamptz' },
   read: { tx: 'bigint', entity: 'text', attribute: 'text' },
   stage: { tx: 'bigint', ...CONTENT },
   propose: { ...CONTENT, namespace: 'text' },
@@ -167,14 +175,30 @@ export const SIGNATURES = Object.freeze({
   revoke: { record: 'bigint', note: 'text' },
   gate: { tx: 'bigint', tool: 'text' },
   act: { tx: 'bigint', tool: 'text', args: 'jsonb', derived_from: 'bigint[]', effect_key: 'text' },
-  lookup: { entity: 'text', attribute: 'text', namespace: 'text' },
-  outcome: { proposal: 'text', namespace: 'text' },
+  lookup: { entity: 'text', attribute: 'text', namespace: 'text', valid_at: 'timestamptz' },
+  outcome: { proposal: 'text', namespace: 'text', agent: 'text' },
   read_as_of: { at: 'timestamptz', entity: 'text', attribute: 'text', namespace: 'text', valid_at: 'timestamptz' },
   restore: { tx: 'bigint', entity: 'text', attribute: 'text', at: 'timestamptz', valid_at: 'timestamptz' },
   fence: { role: 'text' },
   unfence: { role: 'text' },
   erase: { record: 'bigint', note: 'text' },
   tool_specs: { format: 'text' },
+});
+
+/**
+ * Trailing arguments SPEC.md gives a function that a server may not have yet
+ * (§17: outcome's harness-only agent).  The client sends one only when the
+ * caller gives it, so an older server answers every other call.
+ */
+export const PENDING_ARGUMENTS = Object.freeze({ outcome: ['agent'] });
+
+/** The labels of memtx's enum types (SPEC §1), in their order. */
+export const ENUMS = Object.freeze({
+  'memtx.state': ['raw', 'tentative', 'validated', 'committed', 'action_safe', 'quarantined', 'superseded', 'revoked'],
+  'memtx.isolation': ['raw_read', 'committed_read', 'verified_read', 'causally_stable_read', 'action_safe_read'],
+  'memtx.risk_tier': ['low', 'medium', 'high', 'external_action'],
+  'memtx.kind': ['belief', 'summary', 'profile', 'index_entry', 'shared_copy', 'tool_action'],
+  'memtx.scope': ['private', 'shared', 'public'],
 });
 
 // The tables read directly (what no function returns): a record's history, in
@@ -193,7 +217,7 @@ export const COLUMNS = Object.freeze({
   commit: ['record_id', 'state', 'reason'],
   repair: ['id', 'root_id', 'record_id', 'kind', 'action', 'reason', 'note'],
   gate: ['allowed', 'reason', 'blockers'],
-  act: ['allowed', 'reason', 'action_id', 'blockers'],
+  act: ['allowed', 'reason', 'action_id', 'blockers', 'repeated'],
   outcome: ['record_id', 'tx_id', 'state', 'reason', 'tx_status'],
   propose: ['tx_id', 'record_id', 'state', 'reason'],
 });
@@ -246,7 +270,9 @@ export class Retryable extends MemtxError {}
 /** The call needs a memtx transaction and the session has none (begin one first). */
 export class NoTransaction extends MemtxError {}
 
+/** @type {Record<string, typeof MemtxError>} */
 const BY_CODE = { '42501': PermissionDenied, '42704': NotFound, '42883': NotFound, '0A000': InvalidState };
+/** @type {Record<string, typeof MemtxError>} */
 const BY_CLASS = {
   '02': NotFound, '22': InvalidArgument, '23': Conflict, '25': InvalidState, '40': Retryable,
   '53': LimitExceeded, '54': LimitExceeded, '55': InvalidState,
@@ -263,8 +289,9 @@ export function errorClass(sqlstate) {
 
 /**
  * The MemtxError for an error pg raised, or null when it is no error the
- * server reported for a call (a socket error such as EPIPE, or a connection
- * failure, class 08).
+ * server reported for a call: a socket error such as EPIPE, a connection
+ * failure (class 08), or a report that ends the session (FATAL or PANIC,
+ * e.g. 57P01 when the server shuts down).
  * @param {any} err
  * @returns {MemtxError | null}
  */
@@ -272,12 +299,72 @@ export function fromPg(err) {
   const code = err?.code;
   // the server's errors (pg's DatabaseError) have a severity; Node's socket errors do not
   if (typeof err?.severity !== 'string' || typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)
-    || code.startsWith('08')) return null;
+    || code.startsWith('08') || err.severity === 'FATAL' || err.severity === 'PANIC') return null;
   const Cls = errorClass(code);
   return new Cls(err.message, { sqlstate: code, detail: err.detail ?? null, hint: err.hint ?? null, cause: err });
 }
 
+/**
+ * The transaction a fence refused, when err is that refusal (SQLSTATE 42501
+ * "memtx transaction N was fenced", SPEC §12): no call on it is ever
+ * accepted again, so a session holding it should forget it.  Null otherwise.
+ * @param {unknown} err
+ * @returns {number | null}
+ */
+export function fencedTransaction(err) {
+  if (!(err instanceof MemtxError) || err.sqlstate !== '42501') return null;
+  const m = /^memtx transaction (\d+) was fenced$/.exec(err.message);
+  return m ? Number(m[1]) : null;
+}
+
 // ---------------------------------------------------------------- calls
+
+/**
+ * The JSON text of a jsonb argument; a TypeError naming the argument for a
+ * value JSON cannot carry faithfully (JSON.stringify would turn a Set or Map
+ * into {}, NaN into null and drop functions without a word).
+ * @param {string} name @param {unknown} value
+ */
+function jsonText(name, value) {
+  /** @param {unknown} v @param {string} path */
+  const check = (v, path) => {
+    const where = path ? `${name}${path}` : name;
+    // inside a value, undefined is left out (in an array: null), as JSON.stringify does
+    if (v === null || typeof v === 'string' || typeof v === 'boolean' || (v === undefined && path)) return;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new TypeError(`${where} must be JSON: ${v} is not a JSON number`);
+      return;
+    }
+    if (typeof v !== 'object') throw new TypeError(`${where} must be JSON: a ${typeof v} is not`);
+    if (Array.isArray(v)) {
+      v.forEach((item, i) => check(item, `${path}[${i}]`));
+      return;
+    }
+    if (v instanceof Date || typeof (/** @type {any} */ (v)).toJSON === 'function') return;
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) {
+      const kind = v instanceof Set ? 'a Set is not (use an array)' : v instanceof Map
+        ? 'a Map is not (use an object)' : `a ${proto?.constructor?.name ?? 'class instance'} is not`;
+      throw new TypeError(`${where} must be JSON: ${kind}`);
+    }
+    for (const [key, item] of Object.entries(v)) check(item, `${path}.${key}`);
+  };
+  check(value, '');
+  return JSON.stringify(value);
+}
+
+/**
+ * InvalidArgument (22P02, as the server would say) naming the argument and
+ * listing the labels, unless value is a label of the enum type.
+ * @param {string} name @param {string} type @param {unknown} value
+ */
+function checkLabel(name, type, value) {
+  const labels = ENUMS[/** @type {keyof typeof ENUMS} */ (type)];
+  if (labels && !labels.includes(/** @type {string} */ (value))) {
+    throw new InvalidArgument(`${name} must be one of ${labels.join(', ')}; got ${JSON.stringify(value)}`,
+      { sqlstate: '22P02' });
+  }
+}
 
 /**
  * `SELECT columns FROM memtx.fn(name => $1::type, ...)` and its values, for
@@ -288,15 +375,16 @@ export function fromPg(err) {
  * @returns {[string, unknown[]]}
  */
 export function callSql(fn, args, columns = null) {
-  const types = SIGNATURES[fn];
+  const types = /** @type {Record<string, string> | undefined} */ (SIGNATURES[/** @type {keyof typeof SIGNATURES} */ (fn)]);
   if (!types) throw new TypeError(`no memtx function ${fn} in this client`);
   // a JSON null is a value (jsonb 'null'); elsewhere null means: not given
   const names = Object.keys(args).filter((name) => args[name] !== undefined
     && (args[name] !== null || types[name] === 'jsonb'));
   const unknown = names.filter((name) => !(name in types));
   if (unknown.length) throw new TypeError(`memtx.${fn} has no argument ${unknown.sort().join(', ')}`);
+  for (const name of names) checkLabel(name, types[name], args[name]);
   const params = names.map((name, i) => `${name} => $${i + 1}::${types[name]}`);
-  const values = names.map((name) => (types[name] === 'jsonb' ? JSON.stringify(args[name]) : args[name]));
+  const values = names.map((name) => (types[name] === 'jsonb' ? jsonText(name, args[name]) : args[name]));
   const cols = columns === null ? '*'
     : columns.map((c) => (c === 'valid' ? 'valid::text AS valid' : `"${c}"`)).join(', ');
   return [`SELECT ${cols} FROM memtx.${fn}(${params.join(', ')})`, values];
@@ -312,19 +400,71 @@ function decode(row) {
   return row;
 }
 
+/**
+ * @typedef {object} MemoryOptions
+ * @property {string} [namespace] the memtx namespace (default 'default')
+ * @property {number | null} [tx] a memtx transaction to resume
+ * @property {'private' | 'shared' | 'public'} [scope] the default scope of what this session
+ *   stages and proposes (memtx's own default: private, readable by the owner alone)
+ * @property {string[]} [readers] the default readers (roles) of what it stages and proposes
+ * @property {string[]} [writers] the default writers (roles) of what it stages and proposes
+ * @property {boolean} [allowUnregisteredTools] act on tools memtx.register_tool never
+ *   registered without a warning (memtx treats them as irreversible)
+ */
+
 /** An agent's memory session in one namespace, over one pg queryable. */
 export class Memory {
   /**
+   * The permission block (scope, readers, writers) applies to every stage
+   * and propose of the session that does not give its own: records are
+   * private to their owner unless shared, so agents that share memory say so
+   * once here.
    * @param {Queryable} db
-   * @param {{ namespace?: string, tx?: number | null }} [options]
+   * @param {MemoryOptions} [options]
    */
-  constructor(db, { namespace = 'default', tx = null } = {}) {
+  constructor(db, { namespace = 'default', tx = null, scope, readers, writers, allowUnregisteredTools = false } = {}) {
     this.db = db;
     this.namespace = namespace;
+    if (scope !== undefined) checkLabel('scope', 'memtx.scope', scope);
+    for (const [name, roles] of [['readers', readers], ['writers', writers]]) {
+      if (roles !== undefined && !(Array.isArray(roles) && roles.every((r) => typeof r === 'string'))) {
+        throw new TypeError(`${name} must be an array of role names`);
+      }
+    }
+    /** the permission block stage and propose use when not given one */
+    this.defaults = Object.freeze({ scope, readers, writers });
+    this.allowUnregisteredTools = allowUnregisteredTools;
     /** @type {number | null} */ this._tx = tx;
     this._open = tx !== null;
     /** what the last commit() (also the one turn() makes) decided @type {CommitResult[]} */
     this.lastCommit = [];
+    /** @type {Set<string>} tool names found in memtx.tools */
+    this._registered = new Set();
+  }
+
+  /**
+   * The options a stage or propose sends: the session's permission block
+   * where the call gives none.
+   * @param {StageOptions} options
+   */
+  _withDefaults(options) {
+    const out = { ...options };
+    for (const [name, value] of Object.entries(this.defaults)) {
+      if (value !== undefined && (out[/** @type {keyof StageOptions} */ (name)] ?? null) === null) {
+        /** @type {any} */ (out)[name] = value;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * A session like this one (same connection, namespace, permission block and
+   * tool policy) with no transaction of its own.
+   * @returns {Memory}
+   */
+  sibling() {
+    return new Memory(this.db, { namespace: this.namespace, ...this.defaults,
+      allowUnregisteredTools: this.allowUnregisteredTools });
   }
 
   /**
@@ -458,33 +598,41 @@ export class Memory {
   }
 
   /**
-   * The best k visible full-text matches, best first; they join the read set.
+   * The best k visible full-text matches (valid at valid_at, when given),
+   * best first; they join the read set.
    * @param {string} query
-   * @param {{ k?: number, entity_prefix?: string }} [options]
+   * @param {{ k?: number, entity_prefix?: string, valid_at?: string | Date }} [options]
    * @returns {Promise<Recalled[]>}
    */
-  async recall(query, { k, entity_prefix } = {}) {
-    return /** @type {any} */ (await this.call('recall', { tx: this.tx, query, k, entity_prefix }, COLUMNS.recalled));
+  async recall(query, { k, entity_prefix, valid_at } = {}) {
+    return /** @type {any} */ (await this.call('recall', { tx: this.tx, query, k, entity_prefix, valid_at },
+      COLUMNS.recalled));
   }
 
   /**
-   * Active records on the slot (or entity) readable by the role, without a
-   * transaction: no read set, no lease, no write (works on a hot standby).
+   * Active records on the slot (or entity) readable by the role (valid at
+   * valid_at, when given), without a transaction: no read set, no lease, no
+   * write (works on a hot standby).
    * @param {string} entity
    * @param {string} [attribute]
+   * @param {{ valid_at?: string | Date }} [options]
    * @returns {Promise<MemoryRecord[]>}
    */
-  async lookup(entity, attribute) {
-    return /** @type {any} */ (await this.call('lookup', { entity, attribute, namespace: this.namespace }, COLUMNS.record));
+  async lookup(entity, attribute, { valid_at } = {}) {
+    return /** @type {any} */ (await this.call('lookup',
+      { entity, attribute, namespace: this.namespace, valid_at }, COLUMNS.record));
   }
 
   /**
    * The disposition of a proposal id, or null when unknown or unreadable.
+   * Proposal ids are per agent (SPEC §17): a harness names the agent whose
+   * proposal it asks about (a server before SPEC §17 has no such argument).
    * @param {string} proposal
+   * @param {{ agent?: string }} [options]
    * @returns {Promise<Outcome | null>}
    */
-  async outcome(proposal) {
-    const rows = await this.call('outcome', { proposal, namespace: this.namespace }, COLUMNS.outcome);
+  async outcome(proposal, { agent } = {}) {
+    const rows = await this.call('outcome', { proposal, namespace: this.namespace, agent }, COLUMNS.outcome);
     return /** @type {any} */ (rows[0] ?? null);
   }
 
@@ -519,12 +667,12 @@ export class Memory {
    * Stage a tentative record (value: any JSON value); returns its id.
    * @param {string} entity
    * @param {string} attribute
-   * @param {JSON} value
+   * @param {JsonValue} value
    * @param {StageOptions} [options]
    * @returns {Promise<number>}
    */
   async stage(entity, attribute, value, options = {}) {
-    return Number(await this._scalar('stage', { ...options, tx: this.tx, entity, attribute, value }));
+    return Number(await this._scalar('stage', { ...this._withDefaults(options), tx: this.tx, entity, attribute, value }));
   }
 
   /**
@@ -536,13 +684,13 @@ export class Memory {
    * written (other content under the id rejects with Conflict, 23505).
    * @param {string} entity
    * @param {string} attribute
-   * @param {JSON} value
+   * @param {JsonValue} value
    * @param {StageOptions} [options]
    * @returns {Promise<ProposeResult>}
    */
   async propose(entity, attribute, value, options = {}) {
     const [row] = await this.call('propose',
-      { ...options, namespace: this.namespace, entity, attribute, value }, COLUMNS.propose);
+      { ...this._withDefaults(options), namespace: this.namespace, entity, attribute, value }, COLUMNS.propose);
     return /** @type {ProposeResult} */ (row);
   }
 
@@ -586,18 +734,44 @@ export class Memory {
   /**
    * Gate a tool call on its declared inputs and record the decision.  Run the
    * effect only when `allowed`; a repeat under the same effectKey returns the
-   * stored decision (same action_id) and records nothing.
+   * stored decision (same action_id, `repeated` true) and records nothing.
+   *
+   * A tool memtx.register_tool never registered is legal (memtx treats it as
+   * irreversible, SPEC §5) but usually a misspelt or made-up name: act emits
+   * a warning (process.emitWarning, code MEMTX_UNREGISTERED_TOOL) before
+   * acting, unless the session or the call allows unregistered tools.
    * @param {string} tool
-   * @param {JSON} args
+   * @param {JsonValue} args
    * @param {number[]} [derivedFrom]
    * @param {string} [effectKey]
+   * @param {{ allowUnregistered?: boolean }} [options]
    * @returns {Promise<ActResult>}
    */
-  async act(tool, args, derivedFrom = [], effectKey) {
+  async act(tool, args, derivedFrom = [], effectKey, { allowUnregistered = this.allowUnregisteredTools } = {}) {
+    const tx = this.tx; // NoTransaction before anything is asked
+    if (!allowUnregistered && !(await this.isRegistered(tool))) {
+      process.emitWarning(`memtx.act: tool ${JSON.stringify(tool)} is not registered; memtx treats it as irreversible `
+        + '(register it with memtx.register_tool, or pass allowUnregistered to act on it without this warning)',
+      { code: 'MEMTX_UNREGISTERED_TOOL' });
+    }
     const [row] = await this.call('act', {
-      tx: this.tx, tool, args, derived_from: derivedFrom, effect_key: effectKey,
+      tx, tool, args, derived_from: derivedFrom, effect_key: effectKey,
     }, COLUMNS.act);
     return /** @type {ActResult} */ (row);
+  }
+
+  /**
+   * Whether memtx.register_tool registered the tool (memtx.tools, readable by
+   * every role); a name found once is remembered, as tools are never
+   * unregistered.
+   * @param {string} tool
+   * @returns {Promise<boolean>}
+   */
+  async isRegistered(tool) {
+    if (this._registered.has(tool)) return true;
+    const rows = await this._query('SELECT 1 FROM memtx.tools WHERE name = $1::text', [tool]);
+    if (rows.length) this._registered.add(tool);
+    return rows.length > 0;
   }
 
   // -------------------------------- harness operations (a harness's connection)

@@ -12,25 +12,48 @@
  * `["tenant", "ab"]`.  The item's key is the attribute, its value the
  * record's value.
  *
- * Writes.  A put is one memtx transaction: `begin`, `stage`, `commit`, in
- * one SQL transaction.  The commit pipeline adjudicates the slot: the
- * store's own earlier value (same source, equal authority) is superseded;
- * a value committed by someone else after this put began (a concurrent
- * writer) makes this put stale, and memtx quarantines it
- * (`stale_late_write`) instead of overwriting: the put throws PutRefused
- * and the value that committed first stays.  PostgresStore's upsert lets
- * the last writer win.  Any other refusal (a writer of higher authority,
- * a review) throws PutRefused too; the refused record stays in memtx with
- * its reason, for the audit.  A delete (value null) revokes the slot's
- * active records (`memtx.revoke`); deleting a missing item does nothing.
+ * Writes.  A put is one `memtx.propose` call (begin + stage + commit of one
+ * record, SPEC §10).  The commit pipeline adjudicates the slot: the store's
+ * own earlier value (same source, equal authority) is superseded.  A put
+ * that loses a race -- another writer committed the item while it was being
+ * decided (`stale_late_write`) or since its head was read (`stale_head`) --
+ * is a conflict, and the store's conflict policy decides: `onConflict:
+ * 'retry'` (the default) reads the item's head again and proposes once more
+ * with that `expected_head` (at most `maxRetries` times, default 5), so
+ * ordinary LangGraph nodes see a put succeed as with PostgresStore, the
+ * latest writer's value winning; `'throw'` throws PutRefused at once.
+ * Either way every refused attempt stays in memtx, quarantined with its
+ * reason, for the audit.  Any other refusal (a writer of higher authority,
+ * a value under review, a record another role owns) is not a conflict and
+ * throws PutRefused whatever the policy.  A delete (value null) revokes the
+ * slot's active records (`memtx.revoke`); deleting a missing item does
+ * nothing.
  *
- * Reads write nothing.  get is `memtx.lookup` (active records readable by
- * the role, no transaction).  A search without a query and listNamespaces
- * read the store's active records under row-level security with the same
- * predicate (`memtx.is_active`); a search with a query is `memtx.recall`
- * in a memtx transaction of its own, committed empty.  An item's updatedAt
- * is its latest record's staging time, its createdAt that of the first
- * record since the item was last deleted.
+ * Batches.  A batch of several operations is one SQL transaction: all or
+ * nothing.  An operation that fails (a put memtx refuses, after the
+ * conflict policy) rolls the whole batch back, its refused records
+ * included, and the error says which operation it was (`index`).  A batch
+ * of one operation runs it alone (a put refused alone stays in memtx).
+ *
+ * Time to live.  `put(..., { ttl })` (minutes, as PostgresStore) or the
+ * store option `ttl: { defaultTtl }` writes the record with `valid = [now,
+ * now + ttl)` (memtx.now()), and every read asks for what is valid at
+ * `memtx.now()` (SPEC §18): an expired item disappears from get, search and
+ * listNamespaces while its record, history and receipts stay (expiry is not
+ * retraction, and there is nothing to sweep).  A put refreshes the time to
+ * live; `refreshOnRead` is refused, since a read writes nothing in memtx.
+ *
+ * Reads write nothing.  get is one statement, `memtx.lookup` of the slot
+ * (active records readable by the role, no transaction) with the item's
+ * dates, prepared once per connection.  A search without a query and
+ * listNamespaces read the store's active records under row-level security
+ * with the same predicate (`memtx.is_active`); a search with a query is
+ * `memtx.recall` in a memtx transaction of its own, committed empty.
+ * Search modes are PostgresStore's: `text` and `auto` (text, as no vector
+ * index is configured); `vector` and `hybrid` are refused as PostgresStore
+ * refuses them without an index, another mode as unknown.  An item's
+ * updatedAt is its latest record's staging time, its createdAt that of the
+ * first record since the item was last deleted or expired.
  *
  * @module memtx/store
  */
@@ -41,14 +64,19 @@ import { MemtxError, InvalidArgument, fromPg } from './memory.js';
 /** A put the commit pipeline did not admit: nothing changed in the store. */
 export class PutRefused extends MemtxError {
   /**
-   * @param {{ recordId: number, state: string, reason: string | null, namespace: string[], key: string }} info
+   * @param {{ recordId: number, state: string, reason: string | null, namespace: string[], key: string,
+   *           attempts?: number, index?: number }} info
    */
-  constructor({ recordId, state, reason, namespace, key }) {
-    super(`put of ${JSON.stringify(key)} in ${JSON.stringify(namespace)} was not committed: `
-      + `record ${recordId} is ${state} (${reason})`);
-    /** the refused record, kept by memtx with its reason */ this.recordId = recordId;
+  constructor({ recordId, state, reason, namespace, key, attempts = 1, index }) {
+    super(`${index === undefined ? '' : `operation ${index} of the batch: `}put of ${JSON.stringify(key)} `
+      + `in ${JSON.stringify(namespace)} was not committed: record ${recordId} is ${state} (${reason})`
+      + `${attempts > 1 ? ` after ${attempts} attempts` : ''}`
+      + `${index === undefined ? '' : '; nothing of the batch was written'}`);
+    /** the refused record, kept by memtx with its reason (unless its batch rolled back) */ this.recordId = recordId;
     /** @type {string} */ this.state = state;
     /** a memtx reason code, e.g. stale_late_write */ this.reason = reason;
+    /** how many proposals the put made (the conflict policy's retries included) */ this.attempts = attempts;
+    /** the operation's position in its batch, when the batch had several */ this.index = index;
   }
 }
 
@@ -56,7 +84,12 @@ const SEPARATOR = ':';
 const DELETE_NOTE = 'deleted through the LangGraph store';
 // recall's largest k (SPEC §14): a query search ranks at most this many matches
 const RECALL_MAX = 1000;
-
+// the reasons of a put that lost a race, which the conflict policy may retry
+const CONFLICTS = new Set(['stale_late_write', 'stale_head']);
+const VECTOR_REFUSED = 'Vector search requested but not configured. '
+  + 'MemtxStore has no vector index: search with mode "text" (or no mode).';
+const HYBRID_REFUSED = 'Hybrid search requested but vector search not configured. '
+  + 'MemtxStore has no vector index: search with mode "text" (or no mode).';
 /**
  * The entity of a namespace tuple: each label escaped and closed by ':'.
  * @param {string[]} labels
@@ -91,7 +124,7 @@ function matches({ matchType, path }, ns) {
   return path.every((label, i) => label === '*' || label === ns[start + i]);
 }
 
-/** Labels compared one by one, by code unit; a shorter tuple first. */
+/** Labels compared one by one, by code unit; a shorter tuple first. @param {string[]} a @param {string[]} b */
 function compareNamespaces(a, b) {
   for (let i = 0; i < Math.min(a.length, b.length); i += 1) {
     if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
@@ -103,12 +136,12 @@ function compareNamespaces(a, b) {
  * SQL conditions on `value` for a LangGraph search filter, with their
  * parameters appended to params, as PostgresStore reads a filter: scalars
  * (and arrays) compare as text (`value ->> key`), objects by containment.
- * @param {Record<string, unknown>} filter
+ * @param {Record<string, unknown> | undefined} filter
  * @param {unknown[]} params
  * @param {string} value the SQL expression of the item's value
  */
 function filterSql(filter, params, value) {
-  const p = (v) => { params.push(v); return `$${params.length}`; };
+  const p = (/** @type {unknown} */ v) => { params.push(v); return `$${params.length}`; };
   const conds = [];
   for (const [key, want] of Object.entries(filter ?? {})) {
     const isObject = typeof want === 'object' && want !== null;
@@ -123,6 +156,12 @@ function filterSql(filter, params, value) {
   return conds.length ? conds.join(' AND ') : 'true';
 }
 
+/**
+ * One `$` operator of a filter as SQL.
+ * @param {string} key @param {string} op @param {unknown} arg
+ * @param {(v: unknown) => string} p appends a parameter, returns its placeholder
+ * @param {string} value the SQL expression of the item's value
+ */
 function operatorSql(key, op, arg, p, value) {
   if (op === '$exists') return `${arg ? '' : 'NOT '}${value} ? ${p(key)}::text`;
   const field = `${value} ->> ${p(key)}::text`;
@@ -141,17 +180,58 @@ function operatorSql(key, op, arg, p, value) {
 
 /**
  * createdAt of the item on record r's slot: the first active or superseded
- * record after the slot's last revoked one (a delete revokes).
+ * record after the slot's last revoked one (a delete revokes) that had not
+ * expired when r was written (an item that expired and was put again starts
+ * anew).
  */
 const CREATED_AT = `(SELECT min(c.created_at) FROM memtx.records c
    WHERE c.namespace = r.namespace AND c.entity = r.entity AND c.attribute = r.attribute
      AND (memtx.is_active(c.state) OR c.state = 'superseded')
+     AND (upper_inf(c.valid) OR upper(c.valid) > r.created_at)
      AND c.id > coalesce((SELECT max(d.id) FROM memtx.records d
                            WHERE d.namespace = r.namespace AND d.entity = r.entity
                              AND d.attribute = r.attribute AND d.state = 'revoked'), 0))`;
 
-/** An Item (or SearchItem, with score) of a row with entity, attribute, value, updated_at, created_at. */
+/** The validity of a put: unbounded, or [now, now + $n minutes) (SPEC §18). */
+const VALIDITY = (/** @type {string} */ minutes) => `CASE WHEN ${minutes}::double precision IS NULL THEN NULL
+  ELSE pg_catalog.tstzrange(memtx.now(), memtx.now() + pg_catalog.make_interval(secs => ${minutes}::double precision * 60))
+  END`;
+
+// Statements run often, prepared once per connection (pg's named statements).
+const GET = {
+  name: 'memtx_store_get',
+  text: `SELECT r.entity, r.attribute, r.value, r.created_at AS updated_at, ${CREATED_AT} AS created_at
+           FROM memtx.lookup(entity => $1::text, attribute => $2::text, namespace => $3::text,
+                             valid_at => memtx.now()) r
+          ORDER BY r.id DESC LIMIT 1`,
+};
+const PROPOSE = {
+  name: 'memtx_store_propose',
+  text: `SELECT record_id, state::text, reason
+           FROM memtx.propose(entity => $1::text, attribute => $2::text, value => $3::jsonb, source => $4::text,
+                              scope => $5::memtx.scope, readers => $6::text[], writers => $7::text[],
+                              valid => ${VALIDITY('$8')}, expected_head => $9::bigint, namespace => $10::text)`,
+};
+// the head a retry expects: the one active record overlapping the put's validity (0: none; several: no expectation)
+const HEAD = {
+  name: 'memtx_store_head',
+  text: `SELECT CASE count(*) WHEN 0 THEN 0 WHEN 1 THEN min(r.id) END AS head
+           FROM memtx.lookup(entity => $1::text, attribute => $2::text, namespace => $3::text) r
+          WHERE r.valid && coalesce(${VALIDITY('$4')}, '(,)'::tstzrange)`,
+};
+const DELETE = {
+  name: 'memtx_store_delete',
+  text: `SELECT memtx.revoke(r.id, $4::text)
+           FROM memtx.lookup(entity => $1::text, attribute => $2::text, namespace => $3::text) r ORDER BY r.id`,
+};
+
+/**
+ * An Item (or SearchItem, with score) of a row with entity, attribute, value, updated_at, created_at.
+ * @param {Record<string, any>} row
+ * @returns {import('@langchain/langgraph-checkpoint').SearchItem}
+ */
 function toItem(row, withScore = false) {
+  /** @type {import('@langchain/langgraph-checkpoint').SearchItem} */
   const item = {
     namespace: decodeNamespace(row.entity),
     key: row.attribute,
@@ -162,6 +242,13 @@ function toItem(row, withScore = false) {
   if (withScore) item.score = row.score ?? undefined;
   return item;
 }
+
+/**
+ * @typedef {object} TtlConfig PostgresStore's time-to-live settings
+ * @property {number} [defaultTtl] minutes an item lives when its put gives no ttl
+ * @property {boolean} [refreshOnRead] refused: a read writes nothing in memtx
+ * @property {number} [sweepIntervalMinutes] accepted; nothing to sweep (expired records stay, unread)
+ */
 
 export class MemtxStore extends BaseStore {
   /**
@@ -174,9 +261,24 @@ export class MemtxStore extends BaseStore {
    * @param {'private' | 'shared' | 'public'} [options.scope] the records' scope (default private)
    * @param {string[]} [options.readers] roles that may read the store's records besides their owner
    * @param {string[]} [options.writers] roles that may overwrite them besides their owner
+   * @param {'retry' | 'throw'} [options.onConflict] what a put that lost a race does (default retry)
+   * @param {number} [options.maxRetries] how often a conflicting put proposes again (default 5)
+   * @param {TtlConfig} [options.ttl] time to live of the items
    */
-  constructor({ pool, connectionOptions, namespace = 'default', source, scope = 'private', readers = [], writers = [] } = {}) {
+  constructor({ pool, connectionOptions, namespace = 'default', source, scope = 'private', readers = [], writers = [],
+    onConflict = 'retry', maxRetries = 5, ttl } = {}) {
     super();
+    if (onConflict !== 'retry' && onConflict !== 'throw') {
+      throw new InvalidArgument(`onConflict must be one of retry, throw; got ${JSON.stringify(onConflict)}`);
+    }
+    if (!Number.isInteger(maxRetries) || maxRetries < 0) {
+      throw new InvalidArgument(`maxRetries must be a non-negative integer; got ${JSON.stringify(maxRetries)}`);
+    }
+    if (ttl?.refreshOnRead) {
+      throw new InvalidArgument('ttl.refreshOnRead is not supported: a read writes nothing in memtx; '
+        + 'put the item again to extend its time to live');
+    }
+    if (ttl?.defaultTtl !== undefined) checkTtl(ttl.defaultTtl, 'ttl.defaultTtl');
     this.ownsPool = !pool;
     this.pool = pool ?? new pg.Pool(typeof connectionOptions === 'string'
       ? { connectionString: connectionOptions } : connectionOptions);
@@ -185,6 +287,10 @@ export class MemtxStore extends BaseStore {
     this.scope = scope;
     this.readers = readers;
     this.writers = writers;
+    this.onConflict = onConflict;
+    this.maxRetries = maxRetries;
+    /** minutes an item lives when its put gives no ttl (null: forever) */
+    this.defaultTtl = ttl?.defaultTtl ?? null;
   }
 
   /** @param {string} connectionString */
@@ -204,113 +310,193 @@ export class MemtxStore extends BaseStore {
   }
 
   /**
-   * Runs the operations in order on one connection; the result of each at
-   * its index.  Every operation is checked before any runs, so a batch with
-   * an invalid one writes nothing.
-   * @param {import('@langchain/langgraph-checkpoint').Operation[]} operations
+   * Store or update an item; `options.ttl` (minutes) makes it expire.
+   * @param {string[]} namespace @param {string} key @param {Record<string, any>} value
+   * @param {false | string[]} [index] ignored: no vector index
+   * @param {{ ttl?: number }} [options]
+   */
+  async put(namespace, key, value, index, options) {
+    validateNamespace(namespace);
+    await this.batch([{ namespace, key, value, index, ...(options && { options }) }]);
+  }
+
+  /**
+   * One item, or null: one statement.
+   * @param {string[]} namespace @param {string} key
+   */
+  async get(namespace, key) {
+    try {
+      return await this.#get(this.pool, { namespace, key });
+    } catch (err) {
+      throw fromPg(err) ?? err;
+    }
+  }
+
+  /**
+   * Items under a prefix: by recency, or ranked by a full-text query
+   * (`mode` as PostgresStore: auto and text; vector and hybrid refused).
+   * @param {string[]} namespacePrefix
+   * @param {{ filter?: Record<string, any>, limit?: number, offset?: number, query?: string,
+   *           mode?: string, refreshTtl?: boolean }} [options]
+   * @returns {Promise<import('@langchain/langgraph-checkpoint').SearchItem[]>}
+   */
+  async search(namespacePrefix, options = {}) {
+    validateNamespace(namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
+    const { filter, limit = 10, offset = 0, query, mode = 'auto', refreshTtl } = options;
+    if (refreshTtl) throw new InvalidArgument('refreshTtl is not supported: a read writes nothing in memtx');
+    if (query) {
+      if (mode === 'vector') throw new InvalidArgument(VECTOR_REFUSED);
+      if (mode === 'hybrid') throw new InvalidArgument(HYBRID_REFUSED);
+      if (mode !== 'auto' && mode !== 'text') throw new InvalidArgument(`Unknown search mode: ${mode}`);
+    }
+    const [items] = await this.batch([{ namespacePrefix, filter, limit, offset, query }]);
+    return items;
+  }
+
+  /**
+   * Runs the operations in order; the result of each at its index.  Every
+   * operation is checked before any runs.  Several operations run in one SQL
+   * transaction on one connection: all or nothing.
+   * @template {import('@langchain/langgraph-checkpoint').Operation[]} Op
+   * @param {Op} operations
+   * @returns {Promise<any>} OperationResults<Op> (typed so for TypeScript's declaration
+   *   emit, which leaves out an override it types exactly as its base's)
    */
   async batch(operations) {
     for (const op of operations) validateOperation(op);
+    if (operations.length === 1 && !isRecall(operations[0])) {
+      try {
+        return /** @type {any} */ ([await this.#run(this.pool, operations[0])]);
+      } catch (err) {
+        throw fromPg(err) ?? err;
+      }
+    }
     const client = await this.pool.connect();
+    let index = 0;
     try {
+      await client.query('BEGIN');
       const results = [];
-      for (const op of operations) results.push(await this.#run(client, op));
-      return results;
+      for (; index < operations.length; index += 1) results.push(await this.#run(client, operations[index]));
+      await client.query('COMMIT');
+      return /** @type {any} */ (results);
     } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      if (err instanceof PutRefused && operations.length > 1) {
+        throw new PutRefused({ recordId: err.recordId, state: err.state, reason: err.reason, attempts: err.attempts,
+          namespace: /** @type {any} */ (operations[index]).namespace, key: /** @type {any} */ (operations[index]).key, index });
+      }
       throw fromPg(err) ?? err;
     } finally {
       client.release();
     }
   }
 
-  async #run(client, op) {
-    if ('namespacePrefix' in op) return op.query ? this.#recall(client, op) : this.#list(client, op);
-    if ('matchConditions' in op || !('key' in op)) return this.#namespaces(client, op);
-    if (!('value' in op)) return this.#get(client, op);
-    if (op.value === null) return this.#delete(client, op);
-    return this.#put(client, op);
+  /**
+   * @param {Queryable} q the pool, or the batch's connection
+   * @param {any} op
+   */
+  async #run(q, op) {
+    if ('namespacePrefix' in op) return op.query ? this.#recall(q, op) : this.#list(q, op);
+    if ('matchConditions' in op || !('key' in op)) return this.#namespaces(q, op);
+    if (!('value' in op)) return this.#get(q, op);
+    if (op.value === null) return this.#delete(q, op);
+    return this.#put(q, op);
   }
 
-  /** A memtx transaction in the store's namespace, at the role's configured tier. */
-  async #begin(client) {
-    return (await client.query('SELECT memtx.begin(namespace => $1) AS tx', [this.namespace])).rows[0].tx;
-  }
-
-  async #get(client, { namespace, key }) {
-    const { rows } = await client.query(
-      `SELECT r.entity, r.attribute, r.value, r.created_at AS updated_at, ${CREATED_AT} AS created_at
-         FROM memtx.lookup($1, $2, $3) r ORDER BY r.id DESC LIMIT 1`,
-      [encodeNamespace(namespace), key, this.namespace]);
+  /** @param {Queryable} q @param {{ namespace: string[], key: string }} op */
+  async #get(q, { namespace, key }) {
+    const { rows } = await q.query({ ...GET, values: [encodeNamespace(namespace), key, this.namespace] });
     return rows.length ? toItem(rows[0]) : null;
   }
 
-  async #put(client, { namespace, key, value }) {
-    const outcome = await transaction(client, async () => {
-      const tx = await this.#begin(client);
-      await client.query(`SELECT memtx.stage($1, $2, $3, $4::jsonb, source => $5, scope => $6::memtx.scope,
-                                              readers => $7::text[], writers => $8::text[])`,
-        [tx, encodeNamespace(namespace), key, JSON.stringify(value), this.source, this.scope, this.readers, this.writers]);
-      return (await client.query('SELECT record_id, state, reason FROM memtx.commit($1)', [tx])).rows[0];
-    });
-    if (outcome.state !== 'committed' && outcome.state !== 'action_safe') {
-      throw new PutRefused({ recordId: Number(outcome.record_id), state: outcome.state, reason: outcome.reason, namespace, key });
+  /**
+   * One memtx.propose; on a conflict, under the retry policy, the head read
+   * again and another propose expecting it.
+   * @param {Queryable} q
+   * @param {{ namespace: string[], key: string, value: Record<string, any>, options?: { ttl?: number } }} op
+   */
+  async #put(q, { namespace, key, value, options }) {
+    const ttl = options?.ttl ?? this.defaultTtl;
+    if (ttl !== null && ttl !== undefined) checkTtl(ttl, 'ttl');
+    const entity = encodeNamespace(namespace);
+    let head = /** @type {number | null} */ (null);
+    for (let attempt = 1; ; attempt += 1) {
+      const { rows: [outcome] } = await q.query({ ...PROPOSE, values: [entity, key, JSON.stringify(value),
+        this.source, this.scope, this.readers, this.writers, ttl ?? null, head, this.namespace] });
+      if (outcome.state === 'committed' || outcome.state === 'action_safe') return;
+      if (this.onConflict !== 'retry' || !CONFLICTS.has(outcome.reason) || attempt > this.maxRetries) {
+        throw new PutRefused({ recordId: Number(outcome.record_id), state: outcome.state, reason: outcome.reason,
+          namespace, key, attempts: attempt });
+      }
+      const { rows: [found] } = await q.query({ ...HEAD, values: [entity, key, this.namespace, ttl ?? null] });
+      head = found.head;
     }
   }
 
-  async #delete(client, { namespace, key }) {
-    await transaction(client, () => client.query(
-      'SELECT memtx.revoke(r.id, $4) FROM memtx.lookup($1, $2, $3) r ORDER BY r.id',
-      [encodeNamespace(namespace), key, this.namespace, DELETE_NOTE]));
+  /** @param {Queryable} q @param {{ namespace: string[], key: string }} op */
+  async #delete(q, { namespace, key }) {
+    await q.query({ ...DELETE, values: [encodeNamespace(namespace), key, this.namespace, DELETE_NOTE] });
   }
 
-  /** A search without a query: the latest value of each item under the prefix, newest first. */
-  async #list(client, { namespacePrefix, filter, limit = 10, offset = 0 }) {
-    const params = [this.namespace, encodeNamespace(namespacePrefix)];
+  /**
+   * A search without a query: the latest value of each item under the prefix, newest first.
+   * @param {Queryable} q
+   * @param {import('@langchain/langgraph-checkpoint').SearchOperation} op
+   */
+  async #list(q, { namespacePrefix, filter, limit = 10, offset = 0 }) {
+    const params = /** @type {unknown[]} */ ([this.namespace, encodeNamespace(namespacePrefix)]);
     const where = filterSql(filter, params, 'r.value');
     params.push(limit, offset);
-    const { rows } = await client.query(
+    const { rows } = await q.query(
       `SELECT * FROM (
          SELECT DISTINCT ON (r.entity, r.attribute) r.id, r.entity, r.attribute, r.value,
                 r.created_at AS updated_at, ${CREATED_AT} AS created_at
            FROM memtx.records r
           WHERE r.namespace = $1 AND memtx.is_active(r.state) AND starts_with(r.entity, $2)
-            AND ${where}
+            AND r.valid @> memtx.now() AND ${where}
           ORDER BY r.entity, r.attribute, r.id DESC) latest
         ORDER BY updated_at DESC, id DESC
         LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
     return rows.map((row) => toItem(row, true));
   }
 
-  /** A search with a query: memtx.recall's ranking, best first, filtered and paged. */
-  async #recall(client, { namespacePrefix, query, filter, limit = 10, offset = 0 }) {
+  /**
+   * A search with a query: memtx.recall's ranking, best first, filtered and
+   * paged, in a memtx transaction of its own (inside the batch's SQL
+   * transaction, or one of its own).
+   * @param {Queryable} q
+   * @param {import('@langchain/langgraph-checkpoint').SearchOperation & { query: string }} op
+   */
+  async #recall(q, { namespacePrefix, query, filter, limit = 10, offset = 0 }) {
     const k = filter && Object.keys(filter).length ? RECALL_MAX : Math.min(RECALL_MAX, offset + limit);
-    return transaction(client, async () => {
-      const tx = await this.#begin(client);
-      const params = [tx, query, k, encodeNamespace(namespacePrefix)];
-      const where = filterSql(filter, params, 'h.value');
-      params.push(limit, offset);
-      const { rows } = await client.query(
-        `SELECT * FROM (
-           SELECT DISTINCT ON (h.entity, h.attribute) h.record_id, h.entity, h.attribute, h.value,
-                  h.rank AS score, r.created_at AS updated_at, ${CREATED_AT} AS created_at
-             FROM memtx.recall($1, $2, $3, $4) h JOIN memtx.records r ON r.id = h.record_id
-            WHERE ${where}
-            ORDER BY h.entity, h.attribute, h.record_id DESC) best
-          ORDER BY score DESC, record_id
-          LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
-      await client.query('SELECT memtx.commit($1)', [tx]);
-      return rows.map((row) => toItem(row, true));
-    });
+    const tx = (await q.query('SELECT memtx.begin(namespace => $1) AS tx', [this.namespace])).rows[0].tx;
+    const params = [tx, query, k, encodeNamespace(namespacePrefix)];
+    const where = filterSql(filter, params, 'h.value');
+    params.push(limit, offset);
+    const { rows } = await q.query(
+      `SELECT * FROM (
+         SELECT DISTINCT ON (h.entity, h.attribute) h.record_id, h.entity, h.attribute, h.value,
+                h.rank AS score, r.created_at AS updated_at, ${CREATED_AT} AS created_at
+           FROM memtx.recall(tx => $1, query => $2, k => $3, entity_prefix => $4, valid_at => memtx.now()) h
+           JOIN memtx.records r ON r.id = h.record_id
+          WHERE ${where}
+          ORDER BY h.entity, h.attribute, h.record_id DESC) best
+        ORDER BY score DESC, record_id
+        LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
+    await q.query('SELECT memtx.commit($1)', [tx]);
+    return rows.map((row) => toItem(row, true));
   }
 
-  async #namespaces(client, { matchConditions = [], maxDepth, limit = 100, offset = 0 }) {
+  /** @param {Queryable} q @param {import('@langchain/langgraph-checkpoint').ListNamespacesOperation} op */
+  async #namespaces(q, { matchConditions = [], maxDepth, limit = 100, offset = 0 }) {
     // the literal labels a prefix starts with narrow the read; the rest is matched here
     const prefix = matchConditions.find((c) => c.matchType === 'prefix')?.path ?? [];
     const star = prefix.indexOf('*');
     const literal = star < 0 ? prefix : prefix.slice(0, star);
-    const { rows } = await client.query(
+    const { rows } = await q.query(
       `SELECT DISTINCT r.entity FROM memtx.records r
-        WHERE r.namespace = $1 AND memtx.is_active(r.state) AND starts_with(r.entity, $2)`,
+        WHERE r.namespace = $1 AND memtx.is_active(r.state) AND starts_with(r.entity, $2)
+          AND r.valid @> memtx.now()`,
       [this.namespace, encodeNamespace(literal)]);
     let found = rows.map((row) => decodeNamespace(row.entity))
       .filter((ns) => matchConditions.every((c) => matches(c, ns)));
@@ -322,10 +508,23 @@ export class MemtxStore extends BaseStore {
   }
 }
 
+/** @typedef {{ query: (...args: any[]) => Promise<{ rows: any[] }> }} Queryable a pg.Pool or pg.PoolClient */
+
+/** @param {any} op */
+const isRecall = (op) => 'namespacePrefix' in op && Boolean(op.query);
+
+/** InvalidArgument unless minutes is a positive finite number. @param {unknown} minutes @param {string} name */
+function checkTtl(minutes, name) {
+  if (typeof minutes !== 'number' || !Number.isFinite(minutes) || minutes <= 0) {
+    throw new InvalidArgument(`${name} must be a positive number of minutes; got ${JSON.stringify(minutes)}`);
+  }
+}
+
 /**
  * Checks an operation's namespace as the library's own stores do: a put
  * (value given) needs a non-empty namespace without the reserved root; a
  * search may name the empty prefix (everything).
+ * @param {any} op
  */
 function validateOperation(op) {
   if ('namespacePrefix' in op) {
@@ -336,20 +535,8 @@ function validateOperation(op) {
     validateNamespace(op.namespace);
     // memtx attributes are non-empty text
     if (typeof op.key !== 'string' || op.key === '') throw new InvalidArgument('Keys must be non-empty strings.');
+    if (op.options?.ttl !== undefined && op.options.ttl !== null) checkTtl(op.options.ttl, 'ttl');
   } else {
     validateNamespace(op.namespace, { allowReservedRoot: true });
-  }
-}
-
-/** Runs fn inside BEGIN ... COMMIT on client (ROLLBACK when it throws). */
-async function transaction(client, fn) {
-  await client.query('BEGIN');
-  try {
-    const result = await fn();
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
   }
 }

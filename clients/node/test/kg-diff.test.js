@@ -107,6 +107,38 @@ describe('the reference memory server and memtx-mcp', () => {
     }
   });
 
+  test('serve the memory://knowledge-graph resource alike, and notify its subscribers of writes', async () => {
+    const { ResourceUpdatedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    for (const client of [ref, ours]) assert.equal(client.getServerCapabilities()?.resources?.subscribe, true);
+    assert.deepEqual((await ours.listResources()).resources, (await ref.listResources()).resources);
+    assert.deepEqual(await ours.listResourceTemplates(), await ref.listResourceTemplates());
+    const uri = 'memory://knowledge-graph';
+    const [expected, actual] = [await ref.readResource({ uri }), await ours.readResource({ uri })];
+    assert.deepEqual(actual, expected);
+    assert.deepEqual(JSON.parse(actual.contents[0].text), (await call(ours, 'read_graph', {})).structuredContent);
+    const heard = { ref: [], ours: [] };
+    ref.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { heard.ref.push(n.params.uri); });
+    ours.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { heard.ours.push(n.params.uri); });
+    const write = ['add_observations', { observations: [{ entityName: 'carol', contents: ['subscribed'] }] }];
+    const read = ['read_graph', {}];
+    const steps = async () => {
+      for (const client of [ref, ours]) {
+        await call(client, ...read);
+        await call(client, ...write);          // not subscribed yet: no notification
+        await client.subscribeResource({ uri });
+        await call(client, ...read);           // a read: none
+        await call(client, ...write);          // one
+        await call(client, 'add_observations', { observations: [{ entityName: 'nobody', contents: ['x'] }] }); // an error: none
+        await client.unsubscribeResource({ uri });
+        await call(client, ...write);          // none
+      }
+    };
+    await steps();
+    await new Promise((resolve) => { setTimeout(resolve, 200); });
+    assert.deepEqual(heard, { ref: [uri], ours: [uri] });
+    await assert.rejects(ours.readResource({ uri: 'memory://other' }), /Resource memory:\/\/other not found/);
+  });
+
   test('store a fact repeated within one call once (a deliberate difference)', async () => {
     const twice = { entities: [{ name: 'dup', entityType: 't', observations: ['o', 'o'] },
       { name: 'dup', entityType: 't', observations: [] }] };

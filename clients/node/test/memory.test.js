@@ -4,20 +4,22 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import {
-  callSql, errorClass, fromPg, InvalidArgument, Memory, MemtxError, NoTransaction, NotFound,
+  callSql, errorClass, fencedTransaction, fromPg, InvalidArgument, Memory, MemtxError, NoTransaction, NotFound,
   PermissionDenied, Retryable,
 } from '../src/memory.js';
 import { freshDatabase } from './db.js';
 
 const AGENT = 'memtx_node_mem_agent';
 const OUTSIDER = 'memtx_node_mem_outsider';
+const READER = 'memtx_node_mem_reader';
 let fx;
 /** @type {Memory} */
 let mem;
 
 before(async () => {
-  fx = await freshDatabase('memtx_node_memory', [AGENT, OUTSIDER]);
+  fx = await freshDatabase('memtx_node_memory', [AGENT, OUTSIDER, READER]);
   await fx.harness.query(`SELECT memtx.grant_namespace('support', '${AGENT}')`);
+  await fx.harness.query(`SELECT memtx.grant_namespace('support', '${READER}')`);
   await fx.harness.query("SELECT memtx.register_source('order_lookup', 0.8)");
   await fx.harness.query("SELECT memtx.register_tool('issue_refund', reversible => false)");
   mem = new Memory(await fx.connect(AGENT), { namespace: 'support' });
@@ -34,6 +36,37 @@ describe('callSql', () => {
   test('refuses an argument the function does not have', () => {
     assert.throws(() => callSql('commit', { tx: 1, force: true }), /memtx.commit has no argument force/);
   });
+
+  test('an enum argument outside its labels is refused naming the argument and the labels', () => {
+    assert.throws(() => callSql('stage', { tx: 1, entity: 'e', attribute: 'a', value: 1, kind: 'fact' }),
+      (err) => err instanceof InvalidArgument && err.sqlstate === '22P02'
+        && err.message === 'kind must be one of belief, summary, profile, index_entry, shared_copy, tool_action; got "fact"');
+    assert.throws(() => callSql('begin', { tier: 'urgent' }), /tier must be one of low, medium, high, external_action/);
+    assert.throws(() => new Memory(null, { scope: 'team' }), /scope must be one of private, shared, public; got "team"/);
+  });
+
+  test('a JSON argument that JSON cannot carry is a TypeError naming it', () => {
+    assert.throws(() => callSql('stage', { tx: 1, entity: 'e', attribute: 'a', value: { tags: new Set(['x']) } }),
+      { name: 'TypeError', message: 'value.tags must be JSON: a Set is not (use an array)' });
+    assert.throws(() => callSql('act', { tx: 1, tool: 't', args: [1, NaN] }), { name: 'TypeError', message: 'args[1] must be JSON: NaN is not a JSON number' });
+    assert.throws(() => callSql('act', { tx: 1, tool: 't', args: 10n }), /args must be JSON: a bigint is not/);
+    assert.deepEqual(callSql('act', { tx: 1, tool: 't', args: { a: undefined, d: new Date(0) } })[1],
+      [1, 't', '{"d":"1970-01-01T00:00:00.000Z"}']);
+  });
+
+  test("outcome's agent (SPEC §17) is sent only when given", () => {
+    assert.equal(callSql('outcome', { proposal: 'p', namespace: 'n' })[0],
+      'SELECT * FROM memtx.outcome(proposal => $1::text, namespace => $2::text)');
+    assert.match(callSql('outcome', { proposal: 'p', namespace: 'n', agent: 'a' })[0], /agent => \$3::text\)$/);
+  });
+});
+
+test('fencedTransaction names the transaction a fence refused, and nothing else', () => {
+  const err = (sqlstate, message) => new MemtxError(message, { sqlstate });
+  assert.equal(fencedTransaction(err('42501', 'memtx transaction 42 was fenced')), 42);
+  assert.equal(fencedTransaction(err('42501', 'role "a" is fenced')), null);
+  assert.equal(fencedTransaction(err('25000', 'memtx transaction 42 was fenced')), null);
+  assert.equal(fencedTransaction(new Error('memtx transaction 42 was fenced')), null);
 });
 
 test('fromPg maps the server errors by SQLSTATE and leaves socket and connection errors alone', () => {
@@ -86,7 +119,8 @@ describe('Memory', () => {
       const first = await m.act('issue_refund', { order: 841 }, [belief], 'refund-841');
       assert.equal(first.allowed, true);
       assert.equal(typeof first.action_id, 'number');
-      assert.deepEqual(await m.act('issue_refund', { order: 841 }, [belief], 'refund-841'), first);
+      assert.deepEqual(await m.act('issue_refund', { order: 841 }, [belief], 'refund-841'), { ...first, repeated: true });
+      assert.equal(first.repeated, false);
       await assert.rejects(m.act('issue_refund', { order: 842 }, [belief], 'refund-841'),
         (err) => err instanceof MemtxError && err.sqlstate === '23505');
     });
@@ -133,6 +167,59 @@ describe('Memory', () => {
     const [rec] = await (await fx.harness.query('SELECT state::text FROM memtx.records WHERE id = $1', [belief])).rows;
     assert.equal(rec.state, 'revoked');
     assert.ok(repairs.length > 1, 'the refund derived from the belief is repaired too');
+  });
+
+  test('a session permission block applies to what it stages and proposes, unless a call gives its own', async () => {
+    const sharing = new Memory(mem.db, { namespace: 'support', scope: 'shared', readers: [READER] });
+    const reader = new Memory(await fx.connect(READER), { namespace: 'support' });
+    let staged;
+    let own;
+    await sharing.turn(async (m) => {
+      staged = await m.stage('order:860', 'note', 'for the reader');
+      own = await m.stage('order:860', 'secret', 'mine', { scope: 'private', readers: [] });
+    });
+    const proposed = await sharing.propose('order:861', 'note', 'also for the reader');
+    assert.deepEqual((await reader.lookup('order:860')).map((r) => [r.id, r.scope, r.readers]),
+      [[staged, 'shared', [READER]]]);
+    assert.deepEqual((await reader.lookup('order:861')).map((r) => r.id), [proposed.record_id]);
+    // without the block the records are private to their owner: the reader sees nothing
+    const privately = await mem.propose('order:862', 'note', 'not for the reader');
+    assert.equal(privately.state, 'committed');
+    assert.deepEqual(await reader.lookup('order:862'), []);
+    assert.ok(own > staged);
+  });
+
+  test('act warns about a tool memtx never registered, unless allowed; a registered one acts silently', async () => {
+    const warnings = [];
+    const listen = (w) => { if (w.code === 'MEMTX_UNREGISTERED_TOOL') warnings.push(w.message); };
+    process.on('warning', listen);
+    try {
+      await mem.turn(async (m) => {
+        const made = await m.act('isue_refund', { order: 1 });
+        assert.equal(made.allowed, true, 'memtx allows it: an unregistered tool is legal (irreversible)');
+        await m.act('isue_refund', { order: 2 }, [], undefined, { allowUnregistered: true });
+        await new Memory(mem.db, { namespace: 'support', allowUnregisteredTools: true, tx: m.tx }).act('isue_refund', { order: 3 });
+        await m.act('issue_refund', { order: 4 });
+      });
+      await new Promise((resolve) => { setImmediate(resolve); });
+      assert.equal(warnings.length, 1);
+      assert.match(warnings[0], /tool "isue_refund" is not registered; memtx treats it as irreversible/);
+    } finally {
+      process.off('warning', listen);
+    }
+  });
+
+  test('lookup and recall at a validity instant (SPEC §18)', async () => {
+    // valid now (the commit checks that), and until 2099
+    const window = '[2020-01-01 00:00+00,2099-01-01 00:00+00)';
+    const { record_id: id, state } = await mem.propose('order:870', 'promo', 'long sale', { valid: window });
+    assert.equal(state, 'committed');
+    assert.deepEqual((await mem.lookup('order:870', 'promo', { valid_at: '2098-12-31 00:00+00' })).map((r) => r.id), [id]);
+    assert.deepEqual(await mem.lookup('order:870', 'promo', { valid_at: new Date('2099-01-01T00:00:00Z') }), []);
+    await mem.turn(async (m) => {
+      assert.deepEqual((await m.recall('long sale', { valid_at: '2098-12-31 00:00+00' })).map((h) => h.record_id), [id]);
+      assert.deepEqual(await m.recall('long sale', { valid_at: '2099-06-01 00:00+00' }), []);
+    });
   });
 
   test('toolSpecs lists the memory tools and the registered domain tools, per format', async () => {

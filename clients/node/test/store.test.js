@@ -534,7 +534,21 @@ async function racedPut(store, hold) {
   }
 }
 
-test('a put racing another writer: last writer wins in PostgresStore, memtx refuses the stale put', async () => {
+/** A commit of the item by another memtx writer, in the held session `c`. */
+const otherWriter = (memtx) => async (c) => {
+  const tx = (await c.query('SELECT memtx.begin(namespace => $1) AS tx', [memtx.namespace])).rows[0].tx;
+  await c.query(`SELECT memtx.stage($1, $2, 'item', '{"by": "other"}')`, [tx, encodeNamespace(['race'])]);
+  await c.query('SELECT memtx.commit($1)', [tx]);
+};
+
+/** The race item's records in memtx, oldest first. @param {MemtxStore} memtx */
+async function raceRecords(memtx) {
+  const { rows } = await pool.query(`SELECT id::int, value->>'by' AS by, state::text, reason, expected_head::int
+    FROM memtx.records WHERE namespace = $1 ORDER BY id`, [memtx.namespace]);
+  return rows;
+}
+
+test('a put racing another writer: last writer wins in PostgresStore; MemtxStore retries on the new head, keeping the refusal', async () => {
   const { reference, memtx, stop } = await freshStores();
   try {
     await reference.put(['race'], 'item', { by: 'nobody' });
@@ -543,14 +557,27 @@ test('a put racing another writer: last writer wins in PostgresStore, memtx refu
     assert.deepEqual(ref, { result: 'committed', stays: { by: 'store' } });
 
     await memtx.put(['race'], 'item', { by: 'nobody' });
-    const got = await racedPut(memtx, async (c) => {
-      const tx = (await c.query('SELECT memtx.begin(namespace => $1) AS tx', [memtx.namespace])).rows[0].tx;
-      await c.query(`SELECT memtx.stage($1, $2, 'item', '{"by": "other"}')`, [tx, encodeNamespace(['race'])]);
-      await c.query('SELECT memtx.commit($1)', [tx]);
-    });
+    const got = await racedPut(memtx, otherWriter(memtx));
+    assert.deepEqual(got, { result: 'committed', stays: { by: 'store' } });
+    // underneath: the first proposal lost the race and stays quarantined; the retry expected the other's record
+    const [nobody, other, refused, retried] = await raceRecords(memtx);
+    assert.deepEqual([nobody.by, nobody.state], ['nobody', 'superseded']);
+    assert.deepEqual([other.by, other.state], ['other', 'superseded']);
+    assert.deepEqual([refused.by, refused.state, refused.reason, refused.expected_head], ['store', 'quarantined', 'stale_late_write', null]);
+    assert.deepEqual([retried.by, retried.state, retried.expected_head], ['store', 'committed', other.id]);
+  } finally {
+    await stop();
+  }
+});
+
+test("onConflict: 'throw' refuses the stale put: the value that committed first stays", async () => {
+  const { memtx: made, stop } = await freshStores();
+  const memtx = new MemtxStore({ pool, namespace: made.namespace, onConflict: 'throw' });
+  try {
+    await memtx.put(['race'], 'item', { by: 'nobody' });
+    const got = await racedPut(memtx, otherWriter(memtx));
     assert.ok(got.result instanceof PutRefused, `${got.result}`);
-    assert.equal(got.result.state, 'quarantined');
-    assert.equal(got.result.reason, 'stale_late_write');
+    assert.deepEqual([got.result.state, got.result.reason, got.result.attempts], ['quarantined', 'stale_late_write', 1]);
     assert.deepEqual(got.stays, { by: 'other' });
     // the refused put is on record, with its reason
     const { rows } = await pool.query('SELECT value, state, reason FROM memtx.records WHERE id = $1', [got.result.recordId]);
@@ -558,6 +585,146 @@ test('a put racing another writer: last writer wins in PostgresStore, memtx refu
   } finally {
     await stop();
   }
+  assert.throws(() => new MemtxStore({ pool, onConflict: 'overwrite' }), /onConflict must be one of retry, throw; got "overwrite"/);
+});
+
+test('the retry policy is bounded, and retries conflicts only', async () => {
+  /** a pool whose proposals always lose: stale_head, or lower_authority */
+  const losing = (reason) => {
+    const seen = [];
+    return { seen, query: async (statement) => {
+      seen.push(statement.name);
+      if (statement.name === 'memtx_store_propose') return { rows: [{ record_id: String(seen.length), state: 'quarantined', reason }] };
+      return { rows: [{ head: 7 }] };
+    } };
+  };
+  const stale = losing('stale_head');
+  await assert.rejects(new MemtxStore({ pool: /** @type {any} */ (stale), maxRetries: 2 }).put(['a'], 'k', { v: 1 }),
+    (err) => err instanceof PutRefused && err.attempts === 3 && err.reason === 'stale_head' && /after 3 attempts/.test(err.message));
+  assert.deepEqual(stale.seen, ['memtx_store_propose', 'memtx_store_head', 'memtx_store_propose', 'memtx_store_head',
+    'memtx_store_propose']);
+  const lower = losing('lower_authority');
+  await assert.rejects(new MemtxStore({ pool: /** @type {any} */ (lower) }).put(['a'], 'k', { v: 1 }),
+    (err) => err instanceof PutRefused && err.attempts === 1 && err.reason === 'lower_authority');
+  assert.deepEqual(lower.seen, ['memtx_store_propose']);
+});
+
+/** A pool that notes every statement its queries and clients run. */
+function notingPool() {
+  const statements = [];
+  const note = (text, values) => { statements.push(typeof text === 'string' ? { text, values } : { ...text, values: text.values }); };
+  return {
+    statements,
+    query: (text, values) => { note(text, values); return pool.query(text, values); },
+    async connect() {
+      const client = await pool.connect();
+      return { query: (text, values) => { note(text, values); return client.query(text, values); }, release: () => client.release() };
+    },
+  };
+}
+
+test('a put is one memtx.propose statement; a get one memtx.lookup statement', async () => {
+  const noting = notingPool();
+  const store = new MemtxStore({ pool: /** @type {any} */ (noting), namespace: 'langgraph_statements' });
+  await store.put(['users', 'alice'], 'prefs', { theme: 'dark' });
+  await store.put(['users', 'alice'], 'prefs', { theme: 'light' });
+  assert.equal((await store.get(['users', 'alice'], 'prefs')).value.theme, 'light');
+  assert.deepEqual(noting.statements.map((s) => s.name), ['memtx_store_propose', 'memtx_store_propose', 'memtx_store_get']);
+  assert.match(noting.statements[0].text, /FROM memtx\.propose\(/);
+  assert.match(noting.statements[2].text, /FROM memtx\.lookup\(/);
+});
+
+test('a batch is all or nothing: a refused put rolls it back and says which operation it was', async () => {
+  await admin.query("SELECT memtx.register_source('langgraph_crm', 0.95)");
+  const crm = new MemtxStore({ pool, namespace: 'langgraph_batch', source: 'langgraph_crm' });
+  const store = new MemtxStore({ pool, namespace: 'langgraph_batch' });
+  await crm.put(['users', 'alice'], 'email', { address: 'alice@example.com' });
+  const count = async () => (await pool.query("SELECT count(*)::int AS n FROM memtx.records WHERE namespace = 'langgraph_batch'")).rows[0].n;
+  const before = await count();
+  await assert.rejects(store.batch([
+    { namespace: ['users', 'bob'], key: 'email', value: { address: 'bob@example.com' } },
+    { namespace: ['users', 'alice'], key: 'email', value: { address: 'alice@old.example' } },
+    { namespace: ['users', 'carol'], key: 'email', value: { address: 'carol@example.com' } },
+  ]), (err) => err instanceof PutRefused && err.index === 1 && err.reason === 'lower_authority'
+    && /^operation 1 of the batch: put of "email" in \["users","alice"\]/.test(err.message)
+    && /nothing of the batch was written$/.test(err.message));
+  assert.equal(await count(), before, 'the batch wrote nothing, its refused record included');
+  assert.equal(await store.get(['users', 'bob'], 'email'), null);
+  // alone, a refused put stays in memtx for the audit
+  await assert.rejects(store.put(['users', 'alice'], 'email', { address: 'alice@old.example' }), PutRefused);
+  assert.equal(await count(), before + 1);
+  // a batch that succeeds commits every operation at once
+  assert.deepEqual(await store.batch([
+    { namespace: ['users', 'bob'], key: 'email', value: { address: 'bob@example.com' } },
+    { namespace: ['users', 'bob'], key: 'email' },
+  ]), [undefined, { namespace: ['users', 'bob'], key: 'email', value: { address: 'bob@example.com' },
+    createdAt: (await store.get(['users', 'bob'], 'email')).createdAt, updatedAt: (await store.get(['users', 'bob'], 'email')).updatedAt }]);
+});
+
+test('search modes: text and auto are served; vector and hybrid are refused as PostgresStore refuses them, an unknown mode too', async () => {
+  const { reference, memtx, stop } = await freshStores();
+  try {
+    for (const store of [reference, memtx]) await docs(store);
+    for (const mode of ['text', 'auto', undefined]) {
+      assert.deepEqual(sorted((await memtx.search(['docs'], { query: 'Python', mode })).map((i) => i.key)), ['doc3'], `${mode}`);
+    }
+    for (const [mode, message] of [['vector', /^Vector search requested but not configured\./],
+      ['hybrid', /^Hybrid search requested but vector search not configured\./], ['semantic', /^Unknown search mode: semantic$/]]) {
+      for (const store of [reference, memtx]) {
+        await assert.rejects(store.search(['docs'], { query: 'Python', mode }), (err) => message.test(err.message),
+          `${store.constructor.name} ${mode}`);
+      }
+    }
+    // without a query the mode is not looked at, in either store
+    for (const store of [reference, memtx]) assert.equal((await store.search(['docs'], { mode: 'vector' })).length, 3);
+  } finally {
+    await stop();
+  }
+});
+
+test('ttl: an item expires from every read as in PostgresStore, while its record stays in memtx', async () => {
+  const { reference, memtx, stop } = await freshStores();
+  try {
+    const seen = async (store) => [
+      (await store.get(['cache'], 'short'))?.value ?? null, (await store.get(['cache'], 'long'))?.value ?? null,
+      (await store.search(['cache'])).map((i) => i.key).sort(),
+      (await store.search(['cache'], { query: 'token' })).map((i) => i.key).sort(),
+      await store.listNamespaces({ prefix: ['cache'] })];
+    for (const store of [reference, memtx]) {
+      await store.put(['cache'], 'short', { token: 'token a' }, undefined, { ttl: 0.02 }); // 1.2 s
+      await store.put(['cache'], 'long', { token: 'token b' }, undefined, { ttl: 60 });
+    }
+    const fresh = [{ token: 'token a' }, { token: 'token b' }, ['long', 'short'], ['long', 'short'], [['cache']]];
+    assert.deepEqual(await seen(reference), fresh);
+    assert.deepEqual(await seen(memtx), fresh);
+    await new Promise((resolve) => { setTimeout(resolve, 1500); });
+    const later = [null, { token: 'token b' }, ['long'], ['long'], [['cache']]];
+    assert.deepEqual(await seen(reference), later);
+    assert.deepEqual(await seen(memtx), later);
+    const { rows } = await pool.query(`SELECT attribute, state::text, extract(epoch FROM upper(valid) - lower(valid))::float8 AS lives
+      FROM memtx.records WHERE namespace = $1 ORDER BY id`, [memtx.namespace]);
+    assert.deepEqual(rows, [{ attribute: 'short', state: 'committed', lives: 1.2 },
+      { attribute: 'long', state: 'committed', lives: 3600 }], 'expiry is not retraction');
+    // put again after expiry: a new item (createdAt anew), no rival to supersede
+    await memtx.put(['cache'], 'short', { token: 'token c' });
+    const again = await memtx.get(['cache'], 'short');
+    assert.equal(again.createdAt.getTime(), again.updatedAt.getTime());
+  } finally {
+    await stop();
+  }
+});
+
+test("ttl: the store's defaultTtl applies to puts without their own; refreshOnRead and bad values are refused", async () => {
+  const store = new MemtxStore({ pool, namespace: 'langgraph_ttl_default', ttl: { defaultTtl: 30, sweepIntervalMinutes: 5 } });
+  await store.put(['a'], 'k', { v: 1 });
+  await store.put(['a'], 'forever', { v: 2 }, undefined, { ttl: 60 * 24 });
+  const { rows } = await pool.query(`SELECT attribute, extract(epoch FROM upper(valid) - lower(valid))::int AS seconds
+    FROM memtx.records WHERE namespace = 'langgraph_ttl_default' ORDER BY id`);
+  assert.deepEqual(rows, [{ attribute: 'k', seconds: 1800 }, { attribute: 'forever', seconds: 86400 }]);
+  assert.throws(() => new MemtxStore({ pool, ttl: { defaultTtl: 5, refreshOnRead: true } }), /refreshOnRead is not supported/);
+  assert.throws(() => new MemtxStore({ pool, ttl: { defaultTtl: -1 } }), /ttl.defaultTtl must be a positive number of minutes; got -1/);
+  await assert.rejects(store.put(['a'], 'k', { v: 1 }, undefined, { ttl: 'soon' }), /ttl must be a positive number of minutes; got "soon"/);
+  await assert.rejects(store.search(['a'], { refreshTtl: true }), /refreshTtl is not supported/);
 });
 
 // ---------------------------------------------------------------- memtx's side
@@ -638,22 +805,15 @@ test('the store\'s reads use the indexes of memtx.records, never a scan of it', 
   await admin.query("SELECT memtx.stage($1, 'e' || i || ':', 'k', to_jsonb(i)) FROM generate_series(1, 2000) i", [tx]);
   await admin.query('SELECT memtx.commit($1)', [tx]);
   await admin.query('ANALYZE memtx.records');
-  // a pool whose clients note every statement
-  const statements = [];
-  const noting = {
-    query: (text, values) => pool.query(text, values),
-    async connect() {
-      const client = await pool.connect();
-      return { query: (text, values) => { statements.push([text, values]); return client.query(text, values); }, release: () => client.release() };
-    },
-  };
-  const store = new MemtxStore({ pool: noting, namespace: 'langgraph_plans' });
+  const noting = notingPool();
+  const store = new MemtxStore({ pool: /** @type {any} */ (noting), namespace: 'langgraph_plans' });
   await docs(store);
   await store.get(['docs'], 'doc1');
   await store.search(['docs'], { filter: { difficulty: 'beginner' } });
   await store.search(['docs'], { query: 'programming', filter: { difficulty: 'beginner' } });
   await store.listNamespaces({ prefix: ['docs'] });
   await store.delete(['docs'], 'doc2');
+  const statements = noting.statements.map((st) => [st.text, st.values]);
   const reads = statements.filter(([text]) => /memtx\.(records|lookup|recall)/.test(text));
   assert.ok(reads.length >= 5);
   for (const [text, values] of reads) {

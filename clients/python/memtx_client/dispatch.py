@@ -10,8 +10,8 @@ A tool call arrives in one of three shapes:
 
 ``memory_*`` names run the memory operation of the same name (``memory_stage``
 runs ``stage``) on the :class:`Memory` the runner holds, which supplies the
-transaction and namespace: a model never names either.  Any other name is a
-domain tool, gated through ``memtx.act(tx, name, args, derived_from,
+transaction and namespace: a model never names either.  A registered domain
+tool is gated through ``memtx.act(tx, name, args, derived_from,
 effect_key)``; when the call is allowed and the runner registered an executor
 for the tool, the executor runs the effect and its return value is the
 result's ``output``.  An effect key makes the decision at-most-once: a repeat
@@ -20,11 +20,21 @@ output without running the executor again.  Another process repeating the
 call gets the same ``action_id`` too, so an executor should pass it to the
 outside system as its idempotency key.
 
+The arguments are checked against the tool's input schema from
+``memtx.tool_specs('mcp')`` (JSON Schema 2020-12, with ``jsonschema``), the
+same definitions the model was offered.  A name ``tool_specs`` does not list
+-- misspelt or made up -- runs nothing and writes nothing: an MCP
+``tools/call`` request gets the JSON-RPC error the protocol gives (-32602,
+"Tool NAME not found"), any other call a result with ``"type":
+"unknown_tool"``.  The list is read once and again whenever a name is not in
+it (a tool registered later is found).
+
 The result is a JSON-serialisable dict with ``"ok"``.  A gate refusal is a
 result (``"ok": true, "allowed": false`` with the reason and blockers), and so
 is every error the model can act on: arguments that do not fit the tool
-(``"type": "invalid_arguments"``) and errors memtx reports (``"type":
-"memtx"`` with the SQLSTATE), both with ``"ok": false``.  A call whose shape
+(``"type": "invalid_arguments"``), an unknown tool (``"type":
+"unknown_tool"``) and errors memtx reports (``"type": "memtx"`` with the
+SQLSTATE), all with ``"ok": false``.  A call whose shape
 is none of the three raises :class:`ToolCallError`; a session without a
 transaction raises :class:`NoTransaction`; connection failures and
 executor exceptions propagate.
@@ -34,8 +44,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
-                    Tuple)
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+import jsonschema
 
 from .errors import MemtxError, NoTransaction
 from .memory import Memory
@@ -90,6 +101,8 @@ class ToolResult:
 
     call: ToolCall
     content: Dict[str, Any]
+    #: (code, message) of a JSON-RPC error, for an MCP request the protocol refuses
+    protocol_error: Optional[tuple[int, str]] = None
 
     @property
     def is_error(self) -> bool:
@@ -108,7 +121,12 @@ class ToolResult:
                 "content": self.text(), "is_error": self.is_error}
 
     def mcp(self) -> Dict[str, Any]:
-        """A tools/call result (wrapped in a JSON-RPC response when the call was a request)."""
+        """A tools/call result (wrapped in a JSON-RPC response when the call was a request;
+        a JSON-RPC error response when the protocol refuses the request)."""
+        if self.protocol_error is not None and self.call.jsonrpc_id is not None:
+            code, message = self.protocol_error
+            return {"jsonrpc": "2.0", "id": self.call.jsonrpc_id,
+                    "error": {"code": code, "message": message}}
         result = {"content": [{"type": "text", "text": self.text()}],
                   "structuredContent": self.content, "isError": self.is_error}
         if self.call.jsonrpc_id is not None:
@@ -120,19 +138,7 @@ class ToolResult:
         return {"openai": self.openai, "anthropic": self.anthropic, "mcp": self.mcp}[self.call.format]()
 
 
-# Parameters of each tool: name -> (JSON type, required).  The names are the SQL
-# functions' named arguments (SPEC §15) without tx and namespace.
-Params = Dict[str, Tuple[str, bool]]
 Handler = Callable[[Memory, Dict[str, Any]], Dict[str, Any]]
-
-_STAGE_PARAMS: Params = {
-    "entity": ("string", True), "attribute": ("string", True), "value": ("any", True),
-    "kind": ("string", False), "source": ("string", False), "confidence": ("number", False),
-    "derived_from": ("integers", False), "scope": ("string", False),
-    "readers": ("strings", False), "writers": ("strings", False), "valid": ("string", False),
-    "observed_at": ("string", False), "expected_head": ("integer", False),
-    "proposal": ("string", False),
-}
 
 
 def _listed(rows: Sequence[Row]) -> List[Dict[str, Any]]:
@@ -144,49 +150,33 @@ def _outcome(mem: Memory, a: Dict[str, Any]) -> Dict[str, Any]:
     return {"outcome": None if found is None else found.to_json()}
 
 
-MEMORY_TOOLS: Dict[str, Tuple[Params, Handler]] = {
-    "memory_recall": ({"query": ("string", True), "k": ("integer", False),
-                       "entity_prefix": ("string", False), "valid_at": ("string", False)},
-                      lambda m, a: {"records": _listed(m.recall(**a))}),
-    "memory_read": ({"entity": ("string", False), "attribute": ("string", False)},
-                    lambda m, a: {"records": _listed(m.read(**a))}),
-    "memory_stage": (_STAGE_PARAMS, lambda m, a: {"record_id": m.stage(**a)}),
-    "memory_commit": ({}, lambda m, a: {"results": _listed(m.commit())}),
-    "memory_abort": ({}, lambda m, a: {"repairs": _listed(m.abort())}),
-    "memory_revoke": ({"record": ("integer", True), "note": ("string", False)},
-                      lambda m, a: {"repairs": _listed(m.revoke(**a))}),
-    "memory_outcome": ({"proposal": ("string", True)}, _outcome),
+#: How each memory tool runs on the session (its arguments are the function's,
+#: checked against memtx.tool_specs first).
+MEMORY_TOOLS: Dict[str, Handler] = {
+    "memory_recall": lambda m, a: {"records": _listed(m.recall(**a))},
+    "memory_read": lambda m, a: {"records": _listed(m.read(**a))},
+    "memory_stage": lambda m, a: {"record_id": m.stage(**a)},
+    "memory_commit": lambda m, a: {"results": _listed(m.commit())},
+    "memory_abort": lambda m, a: {"repairs": _listed(m.abort())},
+    "memory_revoke": lambda m, a: {"repairs": _listed(m.revoke(**a))},
+    "memory_outcome": _outcome,
 }
-
-DOMAIN_PARAMS: Params = {"args": ("object", True), "derived_from": ("integers", False),
-                         "effect_key": ("string", False)}
-
-
-def _fits(kind: str, v: Any) -> bool:
-    def integer(x: Any) -> bool:
-        return isinstance(x, int) and not isinstance(x, bool)
-    if kind == "integer":
-        return integer(v)
-    if kind == "number":
-        return integer(v) or isinstance(v, float)
-    if kind == "string":
-        return isinstance(v, str)
-    if kind == "object":
-        return isinstance(v, dict)
-    if kind == "integers":
-        return isinstance(v, list) and all(integer(x) for x in v)
-    if kind == "strings":
-        return isinstance(v, list) and all(isinstance(x, str) for x in v)
-    return True
 
 
 class InvalidArguments(Exception):
     """The arguments do not fit the tool (reported to the model as a result)."""
 
 
-def check_arguments(params: Params, raw: Any) -> Dict[str, Any]:
-    """The arguments as a dict fit for the tool: JSON text decoded, nulls of optional
-    arguments dropped; InvalidArguments when they do not fit."""
+class UnknownTool(Exception):
+    """No tool of this name is offered (reported as the protocol says: an MCP request
+    gets JSON-RPC error -32602, other formats a result)."""
+
+
+def check_arguments(schema: Mapping[str, Any], raw: Any) -> Dict[str, Any]:
+    """The arguments as a dict that fits the tool's input schema (JSON Schema draft
+    2020-12, from memtx.tool_specs): JSON text decoded, nulls of optional arguments
+    dropped (models send them for what they leave out); InvalidArguments naming the
+    argument when they do not fit."""
     if raw is None or raw == "":
         raw = {}
     if isinstance(raw, str):
@@ -196,24 +186,17 @@ def check_arguments(params: Params, raw: Any) -> Dict[str, Any]:
             raise InvalidArguments(f"arguments are not valid JSON: {e}") from None
     if not isinstance(raw, dict):
         raise InvalidArguments("arguments must be a JSON object")
-    unknown = sorted(set(raw) - set(params))
-    if unknown:
-        raise InvalidArguments(f"unknown argument(s): {', '.join(unknown)}; "
-                               f"expected: {', '.join(params) or 'none'}")
-    args: Dict[str, Any] = {}
-    for name, (kind, required) in params.items():
-        if name in raw and (raw[name] is not None or kind == "any"):
-            if not _fits(kind, raw[name]):
-                raise InvalidArguments(f"argument {name} must be {_KIND_TEXT[kind]}")
-            args[name] = raw[name]
-        elif required:
-            raise InvalidArguments(f"missing required argument {name}")
+    required = set(schema.get("required", ()))
+    args = {k: v for k, v in raw.items() if v is not None or k in required}
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema, format_checker=_FORMATS).iter_errors(args))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path)
+        raise InvalidArguments(f"argument {where}: {error.message}" if where else error.message)
     return args
 
 
-_KIND_TEXT = {"integer": "an integer", "number": "a number", "string": "a string",
-              "object": "a JSON object", "integers": "an array of integers",
-              "strings": "an array of strings", "any": "a JSON value"}
+_FORMATS = jsonschema.FormatChecker()
 
 
 class Dispatcher:
@@ -225,26 +208,34 @@ class Dispatcher:
         # what each executed action returned: a repeat under its effect key (same
         # action_id) gets the output again instead of a second effect
         self._outputs: Dict[int, Any] = {}
+        # the input schema of each tool memtx.tool_specs('mcp') lists, read when needed
+        self._schemas: Optional[Dict[str, Dict[str, Any]]] = None
 
     def tool_specs(self, format: str = "openai") -> List[Dict[str, Any]]:
         """memtx.tool_specs(format): the definitions to offer the model."""
         return self.memory.tool_specs(format)
 
+    def schema_of(self, name: str) -> Optional[Dict[str, Any]]:
+        """The input schema tool_specs gives the tool (read again for a name not in the
+        last list), or None when it lists no such tool."""
+        if self._schemas is None or name not in self._schemas:
+            self._schemas = {t["name"]: t["inputSchema"] for t in self.memory.tool_specs("mcp")}
+        return self._schemas.get(name)
+
     def dispatch(self, call: Mapping[str, Any]) -> ToolResult:
         """Execute one tool call; see the module docstring for what is a result
         and what raises."""
         parsed = parse_tool_call(call)
-        memory_tool = MEMORY_TOOLS.get(parsed.name)
-        params = memory_tool[0] if memory_tool else DOMAIN_PARAMS
         try:
-            if memory_tool is None and parsed.name.startswith("memory_"):
-                raise InvalidArguments(f"unknown memory tool {parsed.name}; "
-                                       f"known: {', '.join(MEMORY_TOOLS)}")
-            args = check_arguments(params, parsed.arguments)
-            if memory_tool:
-                content = memory_tool[1](self.memory, args)
-            else:
-                content = self._act(parsed.name, args)
+            schema = self.schema_of(parsed.name)
+            if schema is None:
+                raise UnknownTool(f"Tool {parsed.name} not found")
+            args = check_arguments(schema, parsed.arguments)
+            handler = MEMORY_TOOLS.get(parsed.name)
+            content = handler(self.memory, args) if handler else self._act(parsed.name, args)
+        except UnknownTool as e:
+            return ToolResult(parsed, {"ok": False, "error": {"type": "unknown_tool", "message": str(e)}},
+                              protocol_error=(-32602, str(e)))
         except InvalidArguments as e:
             return ToolResult(parsed, {"ok": False, "error": {
                 "type": "invalid_arguments", "message": str(e)}})
@@ -264,8 +255,9 @@ class Dispatcher:
         return self.dispatch(call).reply()
 
     def _act(self, tool: str, args: Dict[str, Any]) -> Dict[str, Any]:
+        # the tool is listed by tool_specs, hence registered: no warning to give
         decision = self.memory.act(tool, args["args"], args.get("derived_from", ()),
-                                   args.get("effect_key"))
+                                   args.get("effect_key"), allow_unregistered=True)
         content = decision.to_json()
         executor = self.executors.get(tool)
         if decision.allowed and executor is not None and decision.action_id is not None:

@@ -39,8 +39,10 @@ class MemtxError(Exception):
         return f"{self.sqlstate}: {self.message}" if self.sqlstate else self.message
 
 
-class InvalidArgument(MemtxError):
-    """Bad input: a value out of range or of the wrong form (SQLSTATE class 22)."""
+class InvalidArgument(MemtxError, ValueError):
+    """Bad input: a value out of range or of the wrong form (SQLSTATE class 22).  The
+    client raises it too, before sending anything, for an enum argument outside its
+    labels (22P02, naming the argument and listing the labels)."""
 
 
 class NotFound(MemtxError):
@@ -76,6 +78,11 @@ class NoTransaction(MemtxError):
     """The call needs a memtx transaction and the session has none (begin one first)."""
 
 
+class UnregisteredToolWarning(UserWarning):
+    """``act`` on a tool memtx.register_tool never registered: legal (memtx treats it as
+    irreversible), but usually a misspelt or made-up tool name."""
+
+
 _BY_CODE: Dict[str, Type[MemtxError]] = {
     "42501": PermissionDenied,
     "42704": NotFound,
@@ -100,10 +107,11 @@ def error_class(sqlstate: str) -> Type[MemtxError]:
 
 
 def from_psycopg(err: psycopg.Error) -> Optional[MemtxError]:
-    """The MemtxError for a psycopg error, or None when it is no error of a call
-    (no SQLSTATE, or a connection failure)."""
+    """The MemtxError for a psycopg error, or None when it is no error of a call: no
+    SQLSTATE, a connection failure (class 08), or a report that ends the session
+    (FATAL or PANIC severity, e.g. 57P01 when the server shuts down)."""
     code = err.sqlstate
-    if code is None or code.startswith("08"):
+    if code is None or code.startswith("08") or err.diag.severity_nonlocalized in ("FATAL", "PANIC"):
         return None
     diag = err.diag
     return error_class(code)(diag.message_primary or str(err), code,

@@ -9,7 +9,7 @@ import pytest
 
 from memtx_client import (ActResult, Dispatcher, Memory, NoTransaction, ToolCallError,
                           parse_tool_call)
-from memtx_client.dispatch import DOMAIN_PARAMS, MEMORY_TOOLS
+from memtx_client.dispatch import MEMORY_TOOLS
 
 from conftest import AGENTS, state_of
 
@@ -134,34 +134,65 @@ def test_domain_tool_is_gated_through_act(alice: Memory, admin_conn: Any, unique
     assert Dispatcher(alice).dispatch(call).content["action_id"] == action
 
 
-def test_domain_tool_without_executor(alice: Memory, unique: str) -> None:
+def test_domain_tool_without_executor(alice: Memory, admin_conn: Any, unique: str) -> None:
+    admin_conn.execute("SELECT memtx.register_tool(%s, false)", (unique,))
     tools = Dispatcher(alice)
     with alice.turn():
         res = tools.dispatch(anthropic_call(unique, {"args": {}})).content
-    # an unregistered tool is irreversible; nothing tentative is in flight
+    # nothing tentative is in flight: the irreversible tool is allowed, and nothing runs
     assert res == {"ok": True, "allowed": True, "reason": None,
                    "action_id": res["action_id"], "blockers": [], "repeated": False}
 
 
+@pytest.mark.parametrize("make", FORMATS, ids=["openai", "anthropic", "mcp"])
+def test_a_tool_memtx_does_not_offer_runs_nothing(alice: Memory, admin_conn: Any, make: Any) -> None:
+    tools = Dispatcher(alice)
+    alice.begin()
+    before = admin_conn.execute("SELECT count(*) FROM memtx.action_log").fetchone()
+    for name in ("delete_everything", "memory_forget"):
+        res = tools.dispatch(make(name, {"args": {}}))
+        assert res.content == {"ok": False, "error": {"type": "unknown_tool",
+                                                      "message": f"Tool {name} not found"}}
+    assert admin_conn.execute("SELECT count(*) FROM memtx.action_log").fetchone() == before
+    assert alice.read() == []
+
+
+def test_an_unknown_tool_in_an_mcp_request_is_a_jsonrpc_error(alice: Memory, admin_conn: Any,
+                                                               unique: str) -> None:
+    tools = Dispatcher(alice)
+    alice.begin()
+    request = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": unique, "arguments": {"args": {}}}}
+    assert tools.handle(request) == {"jsonrpc": "2.0", "id": 3, "error": {
+        "code": -32602, "message": f"Tool {unique} not found"}}
+    # registered since the dispatcher read the list: found, and it acts
+    admin_conn.execute("SELECT memtx.register_tool(%s, true)", (unique,))
+    assert tools.handle(request)["result"]["structuredContent"]["allowed"] is True
+
+
 @pytest.mark.parametrize("name, arguments, message", [
-    ("memory_stage", {"entity": "e", "attribute": "a"}, "missing required argument value"),
+    ("memory_stage", {"entity": "e", "attribute": "a"}, "'value' is a required property"),
     ("memory_stage", {"entity": "e", "attribute": "a", "value": 1, "tx": 5},
-     "unknown argument(s): tx"),
-    ("memory_read", {"namespace": "other"}, "unknown argument(s): namespace"),
-    ("memory_stage", {"entity": 5, "attribute": "a", "value": 1}, "entity must be a string"),
+     "Additional properties are not allowed ('tx' was unexpected)"),
+    ("memory_read", {"namespace": "other"}, "('namespace' was unexpected)"),
+    ("memory_stage", {"entity": 5, "attribute": "a", "value": 1}, "argument entity: 5 is not of type 'string'"),
     ("memory_stage", {"entity": "e", "attribute": "a", "value": 1, "confidence": True},
-     "confidence must be a number"),
+     "argument confidence: True is not of type 'number'"),
+    ("memory_stage", {"entity": "e", "attribute": "a", "value": 1, "confidence": 7},
+     "argument confidence: 7 is greater than the maximum of 1"),
+    ("memory_stage", {"entity": "e", "attribute": "a", "value": 1, "kind": "rumour"},
+     "argument kind: 'rumour' is not one of ['belief', 'summary', 'profile', 'index_entry', 'shared_copy']"),
     ("memory_stage", {"entity": "e", "attribute": "a", "value": 1, "derived_from": ["1"]},
-     "derived_from must be an array of integers"),
-    ("memory_recall", {"query": "x", "k": 2.5}, "k must be an integer"),
-    ("memory_revoke", {"record": None}, "missing required argument record"),
-    ("memory_forget", {}, "unknown memory tool memory_forget"),
-    ("issue_refund", {"order": 1}, "unknown argument(s): order"),
-    ("issue_refund", {"args": [1]}, "args must be a JSON object"),
-    ("issue_refund", {"args": {}, "tier": "low"}, "unknown argument(s): tier"),
+     "argument derived_from/0: '1' is not of type 'integer'"),
+    ("memory_recall", {"query": "x", "k": 2.5}, "argument k: 2.5 is not of type 'integer'"),
+    ("memory_revoke", {"record": None}, "None is not of type 'integer'"),
+    ("issue_refund", {"order": 1}, "'args' is a required property"),
+    ("issue_refund", {"args": [1]}, "argument args: [1] is not of type 'object'"),
+    ("issue_refund", {"args": {}, "tier": "low"}, "('tier' was unexpected)"),
 ])
-def test_invalid_arguments_are_results(alice: Memory, name: str, arguments: Dict[str, Any],
-                                       message: str) -> None:
+def test_invalid_arguments_are_results(alice: Memory, admin_conn: Any, name: str,
+                                       arguments: Dict[str, Any], message: str) -> None:
+    admin_conn.execute("SELECT memtx.register_tool('issue_refund', false)")
     tools = Dispatcher(alice)
     alice.begin()
     res = tools.dispatch(anthropic_call(name, arguments))
@@ -184,8 +215,8 @@ def test_arguments_that_are_not_json(alice: Memory) -> None:
 
 
 @pytest.mark.parametrize("arguments, sqlstate", [
-    ({"entity": "e", "attribute": "a", "value": 1, "confidence": 7}, "22003"),
-    ({"entity": "e", "attribute": "a", "value": 1, "kind": "rumour"}, "22P02"),
+    ({"entity": "e", "attribute": "a", "value": 1, "observed_at": "2999-01-01T00:00:00Z"}, "22008"),
+    ({"entity": "e", "attribute": "a", "value": 1, "valid": "[2020-01-01,2020-01-01)"}, "22023"),
     ({"entity": "e", "attribute": "a", "value": 1, "derived_from": [2 ** 62]}, "42704"),
     ({"entity": "tool:x", "attribute": "a", "value": 1}, "22023"),
 ])
@@ -235,7 +266,8 @@ def test_mcp_tools_list(alice: Memory, requires: Any) -> None:
     assert "memory_stage" in [t["name"] for t in listed["result"]["tools"]]
 
 
-def test_results_are_json_serialisable(alice: Memory, unique: str) -> None:
+def test_results_are_json_serialisable(alice: Memory, admin_conn: Any, unique: str) -> None:
+    admin_conn.execute("SELECT memtx.register_tool(%s, false)", (unique,))
     tools = Dispatcher(alice)
     alice.begin()
     for call in (mcp_call("memory_stage", {"entity": "e", "attribute": "a", "value": [1, {"b": 2}],
@@ -256,22 +288,18 @@ def test_dispatch_needs_a_transaction(alice: Memory) -> None:
             mcp_call("memory_read", {}))
 
 
-def test_dispatcher_accepts_what_tool_specs_offers(alice: Memory, admin_conn: Any,
-                                                   unique: str, requires: Any) -> None:
-    """Every tool memtx.tool_specs describes is one the dispatcher runs, with the
-    same argument names and the same required ones."""
-    requires("tool_specs")
+def test_dispatcher_runs_what_tool_specs_offers(alice: Memory, admin_conn: Any,
+                                               unique: str) -> None:
+    """Every memory tool memtx.tool_specs describes is one the dispatcher runs, and
+    the schemas it checks arguments against are tool_specs' own."""
     admin_conn.execute("SELECT memtx.register_tool(%s, true)", (unique,))
-    for tool in alice.tool_specs("mcp"):
-        schema = tool["inputSchema"]
-        params = MEMORY_TOOLS[tool["name"]][0] if tool["name"].startswith("memory_") \
-            else DOMAIN_PARAMS
-        assert set(schema["properties"]) <= set(params), tool["name"]
-        assert set(schema.get("required", [])) == \
-            {n for n, (_, req) in params.items() if req}, tool["name"]
+    tools = Dispatcher(alice)
+    specs = {t["name"]: t["inputSchema"] for t in alice.tool_specs("mcp")}
+    assert {n for n in specs if n.startswith("memory_")} == set(MEMORY_TOOLS)
+    for name, schema in specs.items():
+        assert tools.schema_of(name) == schema, name
         assert not {"tx", "namespace", "tier", "agent", "isolation"} & set(schema["properties"])
-    names = {t["name"] for t in alice.tool_specs("mcp")}
-    assert set(MEMORY_TOOLS) <= names and unique in names
+    assert tools.schema_of("no_such_tool") is None
 
 
 def test_two_agents_two_dispatchers(alice: Memory, bob: Memory) -> None:
