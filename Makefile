@@ -14,6 +14,14 @@ HEADERS    = $(wildcard src/*.h)
 DATA       = sql/$(EXTENSION)--0.1.0.sql $(sort $(wildcard sql/$(EXTENSION)--*--*.sql))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 
+# memtx_router (SPEC §20), the companion installed in a router database in
+# front of memtx nodes: sql/memtx_router.sql is its current catalog,
+# generated from memtx's (make router-sql); the build names it
+# memtx_router--$(ROUTER_VERSION).sql.
+ROUTER_VERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" memtx_router.control)
+DATA       += memtx_router.control
+DATA_built += sql/memtx_router--$(ROUTER_VERSION).sql
+
 PG_CPPFLAGS = -I$(srcdir)/src -DMEMTX_LIBRARY_VERSION='"$(EXTVERSION)"'
 # -Wno-unused-parameter: PostgreSQL's own headers (bufpage.h, ilist.h) have
 # inline functions with unused parameters
@@ -49,6 +57,16 @@ $(OBJS): $(HEADERS)
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@
+
+sql/memtx_router--$(ROUTER_VERSION).sql: sql/memtx_router.sql
+	cp $< $@
+
+# Regenerates sql/memtx_router.sql from the catalog of the memtx built here,
+# on a throwaway cluster (after a change to memtx's functions; commit the
+# result).  test/router/run fails while it is stale.
+.PHONY: router-sql
+router-sql: all
+	bash scripts/gen-router.sh
 
 # prove finds the tests' helper modules in test/t (Makefile.global resets
 # PROVE_FLAGS, hence here)
