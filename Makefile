@@ -84,7 +84,7 @@ PGTAP_TESTDB     = memtx_pgtap
 PG_PROVE ?= pg_prove
 .PHONY: installcheck-pgtap installcheck-dump installcheck-conformance installcheck-bench \
 	installcheck-python installcheck-node installcheck-fuzz installcheck-model \
-	installcheck-histories installcheck-enumerate installcheck-enumerate-c
+	installcheck-histories installcheck-enumerate installcheck-enumerate-c installcheck-router
 installcheck-pgtap:
 	$(bindir)/dropdb --if-exists $(PGTAP_TESTDB)
 	$(bindir)/createdb $(PGTAP_TESTDB)
@@ -134,6 +134,12 @@ installcheck-enumerate:
 # self-test that plants faults it must report
 installcheck-enumerate-c:
 	PATH="$(bindir):$$PATH" bash test/enumerate/driver/run-c
+
+# memtx across nodes: a router over two node databases (drift, a protocol
+# flow, role attacks, a node down under load, the conformance cases compared
+# with one node)
+installcheck-router:
+	PATH="$(bindir):$$PATH" bash test/router/run
 
 # the Node client, the memtx-mcp server and the snippets of "Using memtx from an
 # MCP host", with node --test (npm ci first when node_modules is missing or stale)

@@ -420,7 +420,7 @@ def emit_each_node(f, route, out):
         body += "            RETURN QUERY SELECT * FROM %s;\n" % call
     else:
         body += "            memtx_router_value := %s;\n" % call
-        op = "pg_catalog.greatest(memtx_router_result, memtx_router_value)" if combine == "max" \
+        op = "GREATEST(memtx_router_result, memtx_router_value)" if combine == "max" \
             else "coalesce(memtx_router_result, 0) + memtx_router_value"
         body += "            memtx_router_result := %s;\n" % op
     body += "        " + CATCH.format(i="        ", node=NODE_VAR) + "        END;\n    END LOOP;\n"

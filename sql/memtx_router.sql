@@ -638,7 +638,7 @@ BEGIN
     FOR memtx_router_node IN 0 .. memtx_router.node_count() - 1 LOOP
         BEGIN
             memtx_router_value := memtx_router.fence_on(memtx_router_node, $1);
-            memtx_router_result := pg_catalog.greatest(memtx_router_result, memtx_router_value);
+            memtx_router_result := GREATEST(memtx_router_result, memtx_router_value);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS memtx_router_state = RETURNED_SQLSTATE, memtx_router_message = MESSAGE_TEXT,
                 memtx_router_detail = PG_EXCEPTION_DETAIL, memtx_router_hint = PG_EXCEPTION_HINT;
@@ -1574,7 +1574,7 @@ BEGIN
     FOR memtx_router_node IN 0 .. memtx_router.node_count() - 1 LOOP
         BEGIN
             memtx_router_value := memtx_router.writer_epoch_on(memtx_router_node, $1);
-            memtx_router_result := pg_catalog.greatest(memtx_router_result, memtx_router_value);
+            memtx_router_result := GREATEST(memtx_router_result, memtx_router_value);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS memtx_router_state = RETURNED_SQLSTATE, memtx_router_message = MESSAGE_TEXT,
                 memtx_router_detail = PG_EXCEPTION_DETAIL, memtx_router_hint = PG_EXCEPTION_HINT;
