@@ -76,16 +76,13 @@ class Replay:
     # ------------------------------------------------------------------ setup
 
     def setup(self):
-        c = self.conn
-        c.execute("DROP EXTENSION IF EXISTS memtx CASCADE")
-        c.execute("CREATE EXTENSION memtx CASCADE")
+        self.fresh_store()
         self.drop_roles()
         for team in self.case["teams"]:
-            c.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(self.role(team))))
-            self.roles.append(self.role(team))
+            self.create_role(team, login=False)
         for a in self.case["agents"]:
-            c.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(self.role(a["name"]))))
-            self.roles.append(self.role(a["name"]))
+            self.create_role(a["name"], login=True)
+        c = self.conn
         for team, members in self.case["teams"].items():
             for m in members:
                 c.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(self.role(team)),
@@ -93,10 +90,10 @@ class Replay:
         settings = dict(self.case["settings"])
         if self.ablate and self.case["family"] == "source_scope":
             settings["memtx.flow_control"] = "declared"
-        for k, v in settings.items():
-            c.execute("SELECT pg_catalog.set_config(%s, %s, false)", (k, str(v)))
         if self.case.get("clock"):
-            self.set_now(self.case["clock"])
+            settings["memtx.logical_now"] = self.case["clock"]
+        self.apply_settings(settings)
+        c = self.conn
         for a in self.case["agents"]:
             if a.get("tier"):
                 c.execute("SELECT memtx.set_role_tier(%s, %s::memtx.risk_tier)", (self.role(a["name"]), a["tier"]))
@@ -105,6 +102,19 @@ class Replay:
             c.execute("SELECT memtx.register_source(%s, %s)", (s["name"], float(s["authority"])))
         for t in store["tools"]:
             c.execute("SELECT memtx.register_tool(%s, %s, %s)", (t["name"], t["reversible"], t.get("compensator")))
+
+    def fresh_store(self):
+        self.conn.execute("DROP EXTENSION IF EXISTS memtx CASCADE")
+        self.conn.execute("CREATE EXTENSION memtx CASCADE")
+
+    def create_role(self, name, login):
+        """A case's agent or team (agents act through SET ROLE: no login needed here)."""
+        self.conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(self.role(name))))
+        self.roles.append(self.role(name))
+
+    def apply_settings(self, settings):
+        for k, v in settings.items():
+            self.conn.execute("SELECT pg_catalog.set_config(%s, %s, false)", (k, str(v)))
 
     def drop_roles(self):
         c = self.conn

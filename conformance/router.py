@@ -120,10 +120,10 @@ class RouterReplay(replay.Replay):
         self.set_database_setting("memtx.logical_now", now)
         self.reconnect()
 
-    def setup(self):
-        # a fresh store on the case's node; the others keep only registries
-        # of earlier cases, which nothing of this case reads (a node that
-        # holds any transaction is made fresh too)
+    def fresh_store(self):
+        """A fresh store on the case's node; the others keep only registries
+        of earlier cases, which nothing of this case reads (a node that holds
+        any transaction is made fresh too)."""
         for i, n in enumerate(self.nodes):
             n.execute(sql.SQL("ALTER DATABASE {} RESET ALL").format(sql.Identifier(n.info.dbname)))
             if i == self.node or n.execute("SELECT EXISTS (SELECT 1 FROM memtx.transactions)").fetchone()[0]:
@@ -131,36 +131,23 @@ class RouterReplay(replay.Replay):
                 n.execute("DROP EXTENSION IF EXISTS memtx CASCADE")
                 n.execute("CREATE EXTENSION memtx CASCADE")
                 n.execute("SELECT memtx.set_node(%s)", (i,))
-        c = self.conn
-        self.drop_roles()
-        for team in self.case["teams"]:
-            c.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(self.role(team))))
-        for a in self.case["agents"]:
-            role = sql.Identifier(self.role(a["name"]))
-            c.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(role, sql.Literal(PASSWORD)))
-            c.execute(sql.SQL("CREATE USER MAPPING FOR {} SERVER memtx_nodes OPTIONS (password {})")
-                      .format(role, sql.Literal(PASSWORD)))
-        for team, members in self.case["teams"].items():
-            for m in members:
-                c.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(self.role(team)),
-                                                           sql.Identifier(self.role(m))))
-        settings = dict(self.case["settings"])
-        if self.ablate and self.case["family"] == "source_scope":
-            settings["memtx.flow_control"] = "declared"
+
+    def create_role(self, name, login):
+        """Agents log in (PL/Proxy logs in to the node as them) with a
+        password their user mapping gives PL/Proxy; teams do not."""
+        role = sql.Identifier(self.role(name))
+        if not login:
+            self.conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(role))
+            return
+        self.conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(role, sql.Literal(PASSWORD)))
+        self.conn.execute(sql.SQL("CREATE USER MAPPING FOR {} SERVER memtx_nodes OPTIONS (password {})")
+                          .format(role, sql.Literal(PASSWORD)))
+
+    def apply_settings(self, settings):
+        """Per database on every node, then a new router session."""
         for k, v in settings.items():
             self.set_database_setting(k, v)
-        if self.case.get("clock"):
-            self.set_database_setting("memtx.logical_now", self.case["clock"])
         self.reconnect()
-        c = self.conn
-        for a in self.case["agents"]:
-            if a.get("tier"):
-                c.execute("SELECT memtx.set_role_tier(%s, %s::memtx.risk_tier)", (self.role(a["name"]), a["tier"]))
-        store = self.case["store"]
-        for s in store["sources"]:
-            c.execute("SELECT memtx.register_source(%s, %s)", (s["name"], float(s["authority"])))
-        for t in store["tools"]:
-            c.execute("SELECT memtx.register_tool(%s, %s, %s)", (t["name"], t["reversible"], t.get("compensator")))
 
     def drop_roles(self):
         c = self.conn
