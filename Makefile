@@ -18,7 +18,7 @@ DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 # front of memtx nodes: sql/memtx_router.sql is its current catalog,
 # generated from memtx's (make router-sql); the build names it
 # memtx_router--$(ROUTER_VERSION).sql.
-ROUTER_VERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" memtx_router.control)
+ROUTER_VERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" memtx_router.control 2>/dev/null)
 DATA       += memtx_router.control
 DATA_built += sql/memtx_router--$(ROUTER_VERSION).sql
 
