@@ -651,7 +651,7 @@ COMMENT ON FUNCTION memtx_router.check_caller() IS 'refuses a non-superuser sess
 CREATE FUNCTION memtx_router.is_connection_failure(sqlstate text, message text) RETURNS boolean
     LANGUAGE sql IMMUTABLE
     RETURN (sqlstate = 'XX000'
-            AND message ~ '^PL/Proxy function [^ ]+: (\[[^]]*\] (PQ[A-Za-z]+|Remote error)|connect timeout|query timeout|Lost result|Unfinished connection)')
+            AND message ~ '^PL/Proxy function [^ ]+: (\[[^]]*\] (PQ[A-Za-z]+|double result)|Remote error|connect timeout|query timeout|Lost result|Unfinished connection)')
         OR message ~ '^[^ ]+\([0-9]+\): \[[^]]*\] REMOTE (FATAL|PANIC): ';
 COMMENT ON FUNCTION memtx_router.is_connection_failure(text, text) IS 'whether an error is a failure to reach a node or to finish a call on it';
 
