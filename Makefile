@@ -14,6 +14,14 @@ HEADERS    = $(wildcard src/*.h)
 DATA       = sql/$(EXTENSION)--0.1.0.sql $(sort $(wildcard sql/$(EXTENSION)--*--*.sql))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 
+# memtx_router (SPEC §20), the companion installed in a router database in
+# front of memtx nodes: sql/memtx_router.sql is its current catalog,
+# generated from memtx's (make router-sql); the build names it
+# memtx_router--$(ROUTER_VERSION).sql.
+ROUTER_VERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" memtx_router.control 2>/dev/null)
+DATA       += memtx_router.control
+DATA_built += sql/memtx_router--$(ROUTER_VERSION).sql
+
 PG_CPPFLAGS = -I$(srcdir)/src -DMEMTX_LIBRARY_VERSION='"$(EXTVERSION)"'
 # -Wno-unused-parameter: PostgreSQL's own headers (bufpage.h, ilist.h) have
 # inline functions with unused parameters
@@ -50,6 +58,16 @@ $(OBJS): $(HEADERS)
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@
 
+sql/memtx_router--$(ROUTER_VERSION).sql: sql/memtx_router.sql
+	cp $< $@
+
+# Regenerates sql/memtx_router.sql from the catalog of the memtx built here,
+# on a throwaway cluster (after a change to memtx's functions; commit the
+# result).  test/router/run fails while it is stale.
+.PHONY: router-sql
+router-sql: all
+	bash scripts/gen-router.sh
+
 # prove finds the tests' helper modules in test/t (Makefile.global resets
 # PROVE_FLAGS, hence here)
 PROVE_FLAGS = -I ./test/t
@@ -66,7 +84,7 @@ PGTAP_TESTDB     = memtx_pgtap
 PG_PROVE ?= pg_prove
 .PHONY: installcheck-pgtap installcheck-dump installcheck-conformance installcheck-bench \
 	installcheck-python installcheck-node installcheck-fuzz installcheck-model \
-	installcheck-histories installcheck-enumerate installcheck-enumerate-c
+	installcheck-histories installcheck-enumerate installcheck-enumerate-c installcheck-router
 installcheck-pgtap:
 	$(bindir)/dropdb --if-exists $(PGTAP_TESTDB)
 	$(bindir)/createdb $(PGTAP_TESTDB)
@@ -116,6 +134,12 @@ installcheck-enumerate:
 # self-test that plants faults it must report
 installcheck-enumerate-c:
 	PATH="$(bindir):$$PATH" bash test/enumerate/driver/run-c
+
+# memtx across nodes: a router over two node databases (drift, a protocol
+# flow, role attacks, a node down under load, the conformance cases compared
+# with one node)
+installcheck-router:
+	PATH="$(bindir):$$PATH" bash test/router/run
 
 # the Node client, the memtx-mcp server and the snippets of "Using memtx from an
 # MCP host", with node --test (npm ci first when node_modules is missing or stale)

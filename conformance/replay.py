@@ -66,22 +66,23 @@ class Replay:
                 cur.execute("RESET ROLE")
         return rows, err[0], err[1]
 
+    def last_action_log_id(self, tx):
+        """The id of the action log row the last act wrote."""
+        return self.conn.execute("SELECT max(id) FROM memtx.action_log").fetchone()[0]
+
     def set_now(self, now):
         self.conn.execute("SELECT pg_catalog.set_config('memtx.logical_now', %s, false)", (now,))
 
     # ------------------------------------------------------------------ setup
 
     def setup(self):
-        c = self.conn
-        c.execute("DROP EXTENSION IF EXISTS memtx CASCADE")
-        c.execute("CREATE EXTENSION memtx CASCADE")
+        self.fresh_store()
         self.drop_roles()
         for team in self.case["teams"]:
-            c.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(self.role(team))))
-            self.roles.append(self.role(team))
+            self.create_role(team, login=False)
         for a in self.case["agents"]:
-            c.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(self.role(a["name"]))))
-            self.roles.append(self.role(a["name"]))
+            self.create_role(a["name"], login=True)
+        c = self.conn
         for team, members in self.case["teams"].items():
             for m in members:
                 c.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(self.role(team)),
@@ -89,10 +90,10 @@ class Replay:
         settings = dict(self.case["settings"])
         if self.ablate and self.case["family"] == "source_scope":
             settings["memtx.flow_control"] = "declared"
-        for k, v in settings.items():
-            c.execute("SELECT pg_catalog.set_config(%s, %s, false)", (k, str(v)))
         if self.case.get("clock"):
-            self.set_now(self.case["clock"])
+            settings["memtx.logical_now"] = self.case["clock"]
+        self.apply_settings(settings)
+        c = self.conn
         for a in self.case["agents"]:
             if a.get("tier"):
                 c.execute("SELECT memtx.set_role_tier(%s, %s::memtx.risk_tier)", (self.role(a["name"]), a["tier"]))
@@ -101,6 +102,19 @@ class Replay:
             c.execute("SELECT memtx.register_source(%s, %s)", (s["name"], float(s["authority"])))
         for t in store["tools"]:
             c.execute("SELECT memtx.register_tool(%s, %s, %s)", (t["name"], t["reversible"], t.get("compensator")))
+
+    def fresh_store(self):
+        self.conn.execute("DROP EXTENSION IF EXISTS memtx CASCADE")
+        self.conn.execute("CREATE EXTENSION memtx CASCADE")
+
+    def create_role(self, name, login):
+        """A case's agent or team (agents act through SET ROLE: no login needed here)."""
+        self.conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(self.role(name))))
+        self.roles.append(self.role(name))
+
+    def apply_settings(self, settings):
+        for k, v in settings.items():
+            self.conn.execute("SELECT pg_catalog.set_config(%s, %s, false)", (k, str(v)))
 
     def drop_roles(self):
         c = self.conn
@@ -217,8 +231,7 @@ class Replay:
             if rows:
                 out.update(allowed=rows[0][0], reason=rows[0][1], action_id=rows[0][2], blockers=rows[0][3])
                 value = rows[0][2]
-                last = self.conn.execute("SELECT max(id) FROM memtx.action_log").fetchone()[0]
-                out["log_id"] = last
+                out["log_id"] = self.last_action_log_id(tx)
         elif verb == "resolve":
             rows, st, msg = self.execute(
                 "SELECT 1 FROM (SELECT memtx.resolve(record => %s, accept => %s)) s",
@@ -265,13 +278,18 @@ class Replay:
 
     # --------------------------------------------------------------- snapshot
 
+    def store_rows(self, query):
+        """The first column of every row query returns, read as the harness."""
+        return [r[0] for r in self.conn.execute(query).fetchall()]
+
+    def canon_text(self, value):
+        """The canonical text of a JSON value, as the server prints it."""
+        return self.conn.execute("SELECT %s::jsonb::text", (value,)).fetchone()[0]
+
     def snapshot(self):
         """The final store, read as the harness, for the grader."""
-        c = self.conn
-        c.execute("RESET ROLE")
-
-        def rows(q, params=()):
-            return [r[0] for r in c.execute(q, params).fetchall()]
+        self.conn.execute("RESET ROLE")
+        rows = self.store_rows
         snap = {
             "records": rows("SELECT pg_catalog.to_jsonb(r) || jsonb_build_object('value_text', r.value::text) "
                             "FROM memtx.records r ORDER BY id"),
@@ -282,7 +300,7 @@ class Replay:
             "transactions": rows("SELECT pg_catalog.to_jsonb(t) - 'snapshot' FROM memtx.transactions t ORDER BY id"),
         }
         try:
-            snap["invariants"] = [list(r) for r in c.execute(
+            snap["invariants"] = [list(r) for r in self.conn.execute(
                 "SELECT invariant, record_id, detail FROM memtx.check_invariants()").fetchall()]
         except psycopg.Error as e:
             snap["invariants"] = [["check_invariants failed", None, str(e).strip()]]
@@ -294,9 +312,35 @@ class Replay:
             for v in r.get("sees", []) + r.get("hides", []):
                 canon[json.dumps(v)] = None
         for k in canon:
-            canon[k] = c.execute("SELECT %s::jsonb::text", (k,)).fetchone()[0]
+            canon[k] = self.canon_text(k)
         snap["canon"] = canon
         return snap
+
+    def cleanup(self):
+        self.drop_roles()
+
+    def run(self):
+        """Set up, seed, play every event, snapshot; returns the run for the grader."""
+        err = None
+        try:
+            self.setup()
+            err = self.seed()
+            if err is None:
+                for e in self.case["events"]:
+                    if e.get("now"):
+                        self.set_now(e["now"])
+                    self.trace.append(self.play(e))
+            snap = self.snapshot()
+        except psycopg.Error as e:
+            err = "harness: %s" % str(e).strip()
+            snap = None
+        finally:
+            try:
+                self.cleanup()
+            except psycopg.Error:
+                pass
+        return {"trace": self.trace, "snapshot": snap, "labels": self.labels,
+                "setup_error": err, "server_s": self.server_s}
 
 
 def run_case(conninfo, case, ablate=False):
@@ -304,24 +348,4 @@ def run_case(conninfo, case, ablate=False):
     case = copy.deepcopy(case)
     with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute("SET statement_timeout = '60s'")   # a hung call fails its case, not the run
-        r = Replay(conn, case, ablate)
-        err = None
-        try:
-            r.setup()
-            err = r.seed()
-            if err is None:
-                for e in case["events"]:
-                    if e.get("now"):
-                        r.set_now(e["now"])
-                    r.trace.append(r.play(e))
-            snap = r.snapshot()
-        except psycopg.Error as e:
-            err = "harness: %s" % str(e).strip()
-            snap = None
-        finally:
-            try:
-                r.drop_roles()
-            except psycopg.Error:
-                pass
-        return {"trace": r.trace, "snapshot": snap, "labels": r.labels,
-                "setup_error": err, "server_s": r.server_s}
+        return Replay(conn, case, ablate).run()

@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(postgresql-15 postgresql-contrib postgresql-server-dev-15 postgresql-15-pgtap
       libtap-parser-sourcehandler-pgtap-perl libipc-run-perl make gcc python3-psycopg
       python3-psycopg-pool python3-pip python3-pytest python3-jsonschema python3-hypothesis
-      sqlsmith)
+      sqlsmith postgresql-15-plproxy)
 # the Node client and memtx-mcp need node >= 20 and npm (Debian's, unless a node is on PATH)
 command -v node >/dev/null || pkgs+=(nodejs npm)
 missing=()

@@ -1,5 +1,7 @@
 -- A populated store for the dump/restore round trip: every table gets rows.
 CREATE EXTENSION memtx CASCADE;
+-- node 1 of a distributed store (§20): its number and id ranges survive the round trip
+SELECT memtx.set_node(1);
 SELECT memtx.register_source('crm', 0.7);
 SELECT memtx.register_tool('send_email', false);
 SELECT memtx.register_tool('issue_refund', true, 'reverse_refund');

@@ -55,10 +55,17 @@ restore() {
     check "$name: every sequence continues" "$(sql $db "$sequences")" "$(sql memtx_dump_src "$sequences")"
     check "$name: record states survive" "$(sql $db "$states")" "$(sql memtx_dump_src "$states")"
     check "$name: check_invariants() is empty" "$(sql $db 'SELECT count(*) FROM memtx.check_invariants()')" "0"
+    # the node number (§20) is kept by the sequences' values; their bounds
+    # come back with set_node of the same number
+    check "$name: the store is still node 1, and set_node(1) restores its id ranges" \
+        "$(sql $db "SELECT memtx.node()")|$(sql $db "SELECT memtx.set_node(1)")|$(sql $db "SELECT bool_and(
+               min_value = (1::bigint << 48) + 1) FROM pg_sequences WHERE schemaname = 'memtx' AND sequencename LIKE '%id_seq'")" \
+        "1||t"
     # the restored store keeps working: the open transaction commits
     check "$name: the restored store accepts commits" \
         "$(sql $db "SELECT string_agg(state::text, ',') FROM memtx.commit((SELECT max(id) FROM memtx.transactions))")" \
         "committed"
+    check "$name: new ids carry node 1" "$(sql $db "SELECT memtx.id_node(memtx.begin())")" "1"
     check "$name: the restored receipt chain continues and verifies" \
         "$(sql $db "SELECT string_agg(coalesce(first_bad_seq::text, 'ok'), ',') FROM memtx.verify_receipts()")" \
         "$(sql memtx_dump_src "SELECT string_agg('ok', ',') FROM memtx.verify_receipts()")"
