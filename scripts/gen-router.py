@@ -115,6 +115,10 @@ NOT_ROUTED = {
     "reference_check": "internal: trigger",
     "reference_guard": "internal: trigger",
     "copying_into": "internal: trigger helper",
+    "lease_expired": "internal: the expiry predicate of a node's transactions",
+    "require_namespace_reader": "internal: the membership check read_as_of makes on its node",
+    "read_set_lost_before": "per node: a node's own crash point, in its own transaction ids (ask the node)",
+    "read_set_usage": "per node: a node's own shared read-set buffer (ask the node)",
 }
 
 # Views of schema memtx on the router: union of every node's rows, or the

@@ -103,7 +103,8 @@ CREATE TYPE memtx.records AS (
     expected_head bigint,
     proposal text,
     restored_from bigint,
-    erased_at timestamp with time zone
+    erased_at timestamp with time zone,
+    proposer text
 );
 COMMENT ON TYPE memtx.records IS 'the row type of the nodes'' memtx.records';
 CREATE TYPE memtx.receipt_check AS (
@@ -292,7 +293,7 @@ $body$;
 COMMENT ON FUNCTION memtx.abort(bigint) IS 'abort an open transaction: revoke its staging (reason aborted) and repair descendants; returns the log rows written (router: runs on the node of its tx)';
 
 -- memtx.act(bigint,text,jsonb,bigint[],text): runs on the node in the top bits of argument tx
-CREATE FUNCTION memtx_router.act(tx bigint, tool text, args jsonb, derived_from bigint[], effect_key text, OUT allowed boolean, OUT reason text, OUT action_id bigint, OUT blockers bigint[])
+CREATE FUNCTION memtx_router.act(tx bigint, tool text, args jsonb, derived_from bigint[], effect_key text, OUT allowed boolean, OUT reason text, OUT action_id bigint, OUT blockers bigint[], OUT repeated boolean)
     RETURNS record
     LANGUAGE plproxy VOLATILE
 AS $plproxy$
@@ -301,7 +302,7 @@ AS $plproxy$
     TARGET memtx.act;
 $plproxy$;
 COMMENT ON FUNCTION memtx_router.act(bigint, text, jsonb, bigint[], text) IS 'the remote call of memtx.act, on the node of its tx';
-CREATE FUNCTION memtx.act(tx bigint, tool text, args jsonb, derived_from bigint[] DEFAULT '{}'::bigint[], effect_key text DEFAULT NULL::text, OUT allowed boolean, OUT reason text, OUT action_id bigint, OUT blockers bigint[])
+CREATE FUNCTION memtx.act(tx bigint, tool text, args jsonb, derived_from bigint[] DEFAULT '{}'::bigint[], effect_key text DEFAULT NULL::text, OUT allowed boolean, OUT reason text, OUT action_id bigint, OUT blockers bigint[], OUT repeated boolean)
     RETURNS record
     LANGUAGE plpgsql VOLATILE
 AS $body$
@@ -313,7 +314,7 @@ DECLARE
 BEGIN
     IF session_user <> current_user THEN PERFORM memtx_router.check_caller(); END IF;
     BEGIN
-        SELECT * INTO allowed, reason, action_id, blockers FROM memtx_router.act($1, $2, $3, $4, $5);
+        SELECT * INTO allowed, reason, action_id, blockers, repeated FROM memtx_router.act($1, $2, $3, $4, $5);
         RETURN;
     EXCEPTION WHEN OTHERS THEN
         GET STACKED DIAGNOSTICS memtx_router_state = RETURNED_SQLSTATE, memtx_router_message = MESSAGE_TEXT,
@@ -323,7 +324,7 @@ BEGIN
     END;
 END
 $body$;
-COMMENT ON FUNCTION memtx.act(bigint, text, jsonb, bigint[], text) IS 'gate a tool call with its declared inputs; an allowed call is recorded as a committed tool_action record, every call in the action log (router: runs on the node of its tx)';
+COMMENT ON FUNCTION memtx.act(bigint, text, jsonb, bigint[], text) IS 'gate a tool call with its declared inputs; an allowed call is recorded as a committed tool_action record, every call in the action log; repeated: the stored decision of an effect key''s first call was returned (router: runs on the node of its tx)';
 
 -- memtx.ancestors(bigint): runs on the node in the top bits of argument record
 CREATE FUNCTION memtx_router.ancestors(record bigint)
@@ -832,8 +833,8 @@ END
 $body$;
 COMMENT ON FUNCTION memtx.lineage_dot(bigint) IS 'the lineage of a record (ancestors and descendants) as Graphviz DOT (router: runs on the node of its record)';
 
--- memtx.lookup(text,text,text): runs on the node of argument namespace
-CREATE FUNCTION memtx_router.lookup(entity text, attribute text, namespace text)
+-- memtx.lookup(text,text,text,timestamp with time zone): runs on the node of argument namespace
+CREATE FUNCTION memtx_router.lookup(entity text, attribute text, namespace text, valid_at timestamp with time zone)
     RETURNS SETOF memtx.records
     LANGUAGE plproxy VOLATILE
 AS $plproxy$
@@ -841,8 +842,8 @@ AS $plproxy$
     RUN ON memtx_router.namespace_route(namespace);
     TARGET memtx.lookup;
 $plproxy$;
-COMMENT ON FUNCTION memtx_router.lookup(text, text, text) IS 'the remote call of memtx.lookup, on the node of its namespace';
-CREATE FUNCTION memtx.lookup(entity text, attribute text DEFAULT NULL::text, namespace text DEFAULT 'default'::text)
+COMMENT ON FUNCTION memtx_router.lookup(text, text, text, timestamp with time zone) IS 'the remote call of memtx.lookup, on the node of its namespace';
+CREATE FUNCTION memtx.lookup(entity text, attribute text DEFAULT NULL::text, namespace text DEFAULT 'default'::text, valid_at timestamp with time zone DEFAULT NULL::timestamp with time zone)
     RETURNS SETOF memtx.records
     LANGUAGE plpgsql VOLATILE
 AS $body$
@@ -854,7 +855,7 @@ DECLARE
 BEGIN
     IF session_user <> current_user THEN PERFORM memtx_router.check_caller(); END IF;
     BEGIN
-        RETURN QUERY SELECT * FROM memtx_router.lookup($1, $2, $3);
+        RETURN QUERY SELECT * FROM memtx_router.lookup($1, $2, $3, $4);
         RETURN;
     EXCEPTION WHEN OTHERS THEN
         GET STACKED DIAGNOSTICS memtx_router_state = RETURNED_SQLSTATE, memtx_router_message = MESSAGE_TEXT,
@@ -864,7 +865,7 @@ BEGIN
     END;
 END
 $body$;
-COMMENT ON FUNCTION memtx.lookup(text, text, text) IS 'the active records on a slot (or entity) that the caller may read, in id order, without a transaction and without writing anything (runs on a hot standby) (router: runs on the node of its namespace)';
+COMMENT ON FUNCTION memtx.lookup(text, text, text, timestamp with time zone) IS 'the active records on a slot (or entity) that the caller may read, valid at valid_at when given, in id order, without a transaction and without writing anything (runs on a hot standby); namespace members only (router: runs on the node of its namespace)';
 
 -- memtx.now(): the lowest-numbered node that answers
 CREATE FUNCTION memtx_router.now_on(memtx_router_node integer)
@@ -908,8 +909,8 @@ END
 $body$;
 COMMENT ON FUNCTION memtx.now() IS 'memtx clock: memtx.logical_now when set, else transaction_timestamp() (router: answered by the lowest-numbered node that can be reached)';
 
--- memtx.outcome(text,text): runs on the node of argument namespace
-CREATE FUNCTION memtx_router.outcome(proposal text, namespace text)
+-- memtx.outcome(text,text,text): runs on the node of argument namespace
+CREATE FUNCTION memtx_router.outcome(proposal text, namespace text, agent text)
     RETURNS TABLE (record_id bigint, tx_id bigint, state memtx.state, reason text, tx_status text)
     LANGUAGE plproxy VOLATILE
 AS $plproxy$
@@ -917,8 +918,8 @@ AS $plproxy$
     RUN ON memtx_router.namespace_route(namespace);
     TARGET memtx.outcome;
 $plproxy$;
-COMMENT ON FUNCTION memtx_router.outcome(text, text) IS 'the remote call of memtx.outcome, on the node of its namespace';
-CREATE FUNCTION memtx.outcome(proposal text, namespace text DEFAULT 'default'::text)
+COMMENT ON FUNCTION memtx_router.outcome(text, text, text) IS 'the remote call of memtx.outcome, on the node of its namespace';
+CREATE FUNCTION memtx.outcome(proposal text, namespace text DEFAULT 'default'::text, agent text DEFAULT NULL::text)
     RETURNS TABLE (record_id bigint, tx_id bigint, state memtx.state, reason text, tx_status text)
     LANGUAGE plpgsql VOLATILE
 AS $body$
@@ -930,7 +931,7 @@ DECLARE
 BEGIN
     IF session_user <> current_user THEN PERFORM memtx_router.check_caller(); END IF;
     BEGIN
-        RETURN QUERY SELECT * FROM memtx_router.outcome($1, $2);
+        RETURN QUERY SELECT * FROM memtx_router.outcome($1, $2, $3);
         RETURN;
     EXCEPTION WHEN OTHERS THEN
         GET STACKED DIAGNOSTICS memtx_router_state = RETURNED_SQLSTATE, memtx_router_message = MESSAGE_TEXT,
@@ -940,7 +941,7 @@ BEGIN
     END;
 END
 $body$;
-COMMENT ON FUNCTION memtx.outcome(text, text) IS 'the disposition of a proposal (record, transaction, current state and reason, transaction status); no row when the id is unknown or the record not readable by the caller; writes nothing (router: runs on the node of its namespace)';
+COMMENT ON FUNCTION memtx.outcome(text, text, text) IS 'the disposition of the calling role''s proposal (a harness names the agent): record, transaction, current state and reason, transaction status; no row when the id is unknown or the record not readable by the caller; namespace members only; writes nothing (router: runs on the node of its namespace)';
 
 -- memtx.propose(text,text,jsonb,memtx.kind,text,double precision,bigint[],memtx.scope,text[],text[],tstzrange,timestamp with time zone,bigint,text,text): runs on the node of argument namespace
 CREATE FUNCTION memtx_router.propose(entity text, attribute text, value jsonb, kind memtx.kind, source text, confidence double precision, derived_from bigint[], scope memtx.scope, readers text[], writers text[], valid tstzrange, observed_at timestamp with time zone, expected_head bigint, proposal text, namespace text)
@@ -1044,8 +1045,8 @@ END
 $body$;
 COMMENT ON FUNCTION memtx.read_as_of(timestamp with time zone, text, text, text, timestamp with time zone) IS 'the records active at a past instant (and valid at valid_at, when given) that the caller may read, in id order, with their state and reason as at that instant; writes nothing (router: runs on the node of its namespace)';
 
--- memtx.recall(bigint,text,integer,text): runs on the node in the top bits of argument tx
-CREATE FUNCTION memtx_router.recall(tx bigint, query text, k integer, entity_prefix text)
+-- memtx.recall(bigint,text,integer,text,timestamp with time zone): runs on the node in the top bits of argument tx
+CREATE FUNCTION memtx_router.recall(tx bigint, query text, k integer, entity_prefix text, valid_at timestamp with time zone)
     RETURNS TABLE (record_id bigint, entity text, attribute text, value jsonb, rank real)
     LANGUAGE plproxy VOLATILE
 AS $plproxy$
@@ -1053,8 +1054,8 @@ AS $plproxy$
     RUN ON memtx_router.id_route(tx);
     TARGET memtx.recall;
 $plproxy$;
-COMMENT ON FUNCTION memtx_router.recall(bigint, text, integer, text) IS 'the remote call of memtx.recall, on the node of its tx';
-CREATE FUNCTION memtx.recall(tx bigint, query text, k integer DEFAULT 8, entity_prefix text DEFAULT NULL::text)
+COMMENT ON FUNCTION memtx_router.recall(bigint, text, integer, text, timestamp with time zone) IS 'the remote call of memtx.recall, on the node of its tx';
+CREATE FUNCTION memtx.recall(tx bigint, query text, k integer DEFAULT 8, entity_prefix text DEFAULT NULL::text, valid_at timestamp with time zone DEFAULT NULL::timestamp with time zone)
     RETURNS TABLE (record_id bigint, entity text, attribute text, value jsonb, rank real)
     LANGUAGE plpgsql VOLATILE
 AS $body$
@@ -1066,7 +1067,7 @@ DECLARE
 BEGIN
     IF session_user <> current_user THEN PERFORM memtx_router.check_caller(); END IF;
     BEGIN
-        RETURN QUERY SELECT * FROM memtx_router.recall($1, $2, $3, $4);
+        RETURN QUERY SELECT * FROM memtx_router.recall($1, $2, $3, $4, $5);
         RETURN;
     EXCEPTION WHEN OTHERS THEN
         GET STACKED DIAGNOSTICS memtx_router_state = RETURNED_SQLSTATE, memtx_router_message = MESSAGE_TEXT,
@@ -1076,7 +1077,7 @@ BEGIN
     END;
 END
 $body$;
-COMMENT ON FUNCTION memtx.recall(bigint, text, integer, text) IS 'ranked full-text retrieval: the best k records visible to the transaction that match the query (websearch syntax), best first; adds them to its read set (router: runs on the node of its tx)';
+COMMENT ON FUNCTION memtx.recall(bigint, text, integer, text, timestamp with time zone) IS 'ranked full-text retrieval: the best k records visible to the transaction that match the query (websearch syntax) and are valid at valid_at when given, best first; adds them to its read set (router: runs on the node of its tx)';
 
 -- memtx.register_source(text,double precision,text[]): every node in turn (void)
 CREATE FUNCTION memtx_router.register_source_on(memtx_router_node integer, name text, authority double precision, claimants text[])
@@ -1668,7 +1669,7 @@ SELECT n.record_id, n.tx_id, n.namespace, n.entity, n.attribute, n.value, n.riva
 COMMENT ON VIEW memtx.review_queue IS 'records quarantined for review, with the active rivals they contest (router: every node''s rows)';
 
 CREATE FUNCTION memtx_router.stats_on(memtx_router_node integer)
-    RETURNS TABLE (transactions bigint, open_transactions bigint, commits bigint, quarantines bigint, quarantines_by_reason jsonb, verifier_calls bigint, actions_allowed bigint, gate_blocks bigint, cascades bigint, leaks bigint, compensations bigint, in_flight bigint)
+    RETURNS TABLE (transactions bigint, open_transactions bigint, commits bigint, quarantines bigint, quarantines_by_reason jsonb, verifier_calls bigint, actions_allowed bigint, gate_blocks bigint, cascades bigint, leaks bigint, compensations bigint, in_flight bigint, commit_quarantines bigint, cascade_quarantines bigint, cascade_revocations bigint)
     LANGUAGE plproxy VOLATILE
 AS $plproxy$
     CLUSTER 'memtx_nodes';
@@ -1677,7 +1678,7 @@ AS $plproxy$
 $plproxy$;
 COMMENT ON FUNCTION memtx_router.stats_on(integer) IS 'the rows of memtx.stats on one node';
 CREATE FUNCTION memtx_router.node_stats()
-    RETURNS TABLE (node integer, transactions bigint, open_transactions bigint, commits bigint, quarantines bigint, quarantines_by_reason jsonb, verifier_calls bigint, actions_allowed bigint, gate_blocks bigint, cascades bigint, leaks bigint, compensations bigint, in_flight bigint)
+    RETURNS TABLE (node integer, transactions bigint, open_transactions bigint, commits bigint, quarantines bigint, quarantines_by_reason jsonb, verifier_calls bigint, actions_allowed bigint, gate_blocks bigint, cascades bigint, leaks bigint, compensations bigint, in_flight bigint, commit_quarantines bigint, cascade_quarantines bigint, cascade_revocations bigint)
     LANGUAGE plpgsql VOLATILE
 AS $body$
 DECLARE
@@ -1714,8 +1715,11 @@ SELECT (SELECT coalesce(sum(n.transactions), 0) FROM per_node n)::bigint AS tran
        (SELECT coalesce(sum(n.cascades), 0) FROM per_node n)::bigint AS cascades,
        (SELECT coalesce(sum(n.leaks), 0) FROM per_node n)::bigint AS leaks,
        (SELECT coalesce(sum(n.compensations), 0) FROM per_node n)::bigint AS compensations,
-       (SELECT coalesce(sum(n.in_flight), 0) FROM per_node n)::bigint AS in_flight;
-COMMENT ON VIEW memtx.stats IS 'protocol counters: commits, quarantines by reason, verifier calls, gate blocks, cascades, leaks, compensations (router: summed over every node)';
+       (SELECT coalesce(sum(n.in_flight), 0) FROM per_node n)::bigint AS in_flight,
+       (SELECT coalesce(sum(n.commit_quarantines), 0) FROM per_node n)::bigint AS commit_quarantines,
+       (SELECT coalesce(sum(n.cascade_quarantines), 0) FROM per_node n)::bigint AS cascade_quarantines,
+       (SELECT coalesce(sum(n.cascade_revocations), 0) FROM per_node n)::bigint AS cascade_revocations;
+COMMENT ON VIEW memtx.stats IS 'protocol counters: commit verdicts, commit quarantines by reason, verifier calls, gate decisions, retractions and what their cascades repaired (router: summed over every node)';
 
 /* ----------------------------------------------------------------------
  * Checks: is the router the twin of its nodes?
@@ -1734,15 +1738,19 @@ BEGIN ATOMIC
         ('memtx.history_write()', 'internal: trigger'),
         ('memtx.is_active(memtx.state)', 'internal: protocol predicate inlined into node queries'),
         ('memtx.is_tool_name(text)', 'internal: tool name rule'),
+        ('memtx.lease_expired(timestamp with time zone,xid8)', 'internal: the expiry predicate of a node''s transactions'),
         ('memtx.legal_transition(memtx.state,memtx.state)', 'internal: the lifecycle relation'),
         ('memtx.lifecycle_guard()', 'internal: trigger'),
         ('memtx.node()', 'node administration: a node''s own number (memtx_router.check_nodes compares it)'),
+        ('memtx.read_set_lost_before()', 'per node: a node''s own crash point, in its own transaction ids (ask the node)'),
+        ('memtx.read_set_usage()', 'per node: a node''s own shared read-set buffer (ask the node)'),
         ('memtx.recall_document(text,text,jsonb)', 'internal: index expression'),
         ('memtx.receipt_columns(text,bigint,text,bigint,text,text,timestamp with time zone)', 'internal: receipt body'),
         ('memtx.receipt_problems(text)', 'internal: the receipt checker'),
         ('memtx.receipts_guard()', 'internal: trigger'),
         ('memtx.reference_check()', 'internal: trigger'),
         ('memtx.reference_guard()', 'internal: trigger'),
+        ('memtx.require_namespace_reader(text)', 'internal: the membership check read_as_of makes on its node'),
         ('memtx.rivals(text,text,text,tstzrange,jsonb,text,text,text,tstzrange,jsonb)', 'internal: protocol predicate inlined into node queries'),
         ('memtx.set_node(integer)', 'node administration: each node sets its own number, on the node'),
         ('memtx.slot_digest(text,text,text)', 'internal: index expression'),
