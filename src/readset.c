@@ -612,9 +612,9 @@ ReadSetEnsureLocal(void)
  * Settle the entries of this backend's list that the ending (sub)transaction
  * owns (subid, or all when InvalidSubTransactionId): on abort they become
  * lost reads, unless their memtx transaction was begun in what aborts (it
- * never existed); on commit the pending ones become lost reads and the
- * written ones release their units.  Then, on commit, the lost reads of the
- * transactions ended in it go.  Runs in transaction callbacks: no errors,
+ * never existed: its lost reads go too); on commit the pending ones become
+ * lost reads and the written ones release their units.  Then, on commit,
+ * the lost reads of the transactions ended in it go.  Runs in transaction callbacks: no errors,
  * no allocation.
  */
 static void
@@ -626,7 +626,7 @@ ReadSetSettle(SubTransactionId subid, bool abort)
 	int			released = 0;
 	int			settled = 0;
 
-	if (nlocal == 0 && (abort || forgets.n == 0))
+	if (nlocal == 0 && (abort ? begun.n == 0 : forgets.n == 0))
 		return;
 	slot = ReadSetMySlot();
 	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
@@ -664,6 +664,16 @@ ReadSetSettle(SubTransactionId subid, bool abort)
 	if (!abort && subid == InvalidSubTransactionId)
 		for (int i = 0; i < forgets.n; i++)
 			ReadSetLostDropTx(forgets.marks[i].store, forgets.marks[i].tx);
+
+	/*
+	 * A memtx transaction begun in what aborts never existed: reads of it
+	 * that an inner savepoint's rollback made lost reads go too (no commit
+	 * or end of it will ever take them).
+	 */
+	if (abort)
+		for (int i = 0; i < begun.n; i++)
+			if (subid == InvalidSubTransactionId || begun.marks[i].subid == subid)
+				ReadSetLostDropTx(begun.marks[i].store, begun.marks[i].tx);
 	LWLockRelease(shared->lock);
 }
 

@@ -153,15 +153,16 @@ def drift(s):
     # a stale router: a signature changed, a label added, partitions swapped
     a = s.admin
     with a.transaction(force_rollback=True):
-        a.execute("ALTER EXTENSION memtx_router DROP FUNCTION memtx.outcome(text, text)")
-        a.execute("DROP FUNCTION memtx.outcome(text, text)")
-        a.execute("CREATE FUNCTION memtx.outcome(proposal text, namespace text DEFAULT 'default', agent text DEFAULT NULL)"
+        a.execute("ALTER EXTENSION memtx_router DROP FUNCTION memtx.outcome(text, text, text)")
+        a.execute("DROP FUNCTION memtx.outcome(text, text, text)")
+        a.execute("CREATE FUNCTION memtx.outcome(proposal text, namespace text DEFAULT 'default', agent text DEFAULT NULL,"
+                  " since text DEFAULT NULL)"
                   " RETURNS TABLE (record_id bigint, tx_id bigint, state memtx.state, reason text, tx_status text)"
                   " LANGUAGE sql AS 'SELECT NULL::bigint, NULL::bigint, NULL::memtx.state, NULL, NULL'")
         p = problems()
         check("check_nodes finds a router function whose signature the nodes do not have",
-              any(x.startswith("memtx.outcome(proposal text, namespace text, agent text) exists on the router only")
-                  for x in p) and any(x.startswith("memtx.outcome(proposal text, namespace text) has no router twin")
+              any(x.startswith("memtx.outcome(proposal text, namespace text, agent text, since text) exists on the router only")
+                  for x in p) and any(x.startswith("memtx.outcome(proposal text, namespace text, agent text) has no router twin")
                                       for x in p), p)
     with a.transaction(force_rollback=True):
         a.execute("ALTER TYPE memtx.kind ADD VALUE 'drift_probe'")

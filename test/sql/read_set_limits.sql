@@ -83,7 +83,18 @@ SELECT count(*) FROM memtx.read(:t6, 'secret', 'pin');
 ROLLBACK;
 SELECT lost - :before_lost AS lost, session_used - :before_session_used AS session_used FROM pg_temp.usage();
 
--- 5. the buffer is a harness's to inspect; the cap is a superuser's to set
+-- 5. a memtx transaction begun in a SQL transaction that rolls back never existed: the
+-- reads an inner savepoint lost go with it (else each such turn would keep them for good)
+BEGIN;
+SELECT memtx.begin(agent => 'regress_rsl_a') AS t7 \gset
+SAVEPOINT s;
+SELECT count(*) FROM memtx.read(:t7, 'secret', 'pin');
+ROLLBACK TO SAVEPOINT s;
+SELECT lost - :before_lost AS lost_inside FROM pg_temp.usage();
+ROLLBACK;
+SELECT lost - :before_lost AS lost_after, session_used - :before_session_used AS session_used FROM pg_temp.usage();
+
+-- 6. the buffer is a harness's to inspect; the cap is a superuser's to set
 SET ROLE regress_rsl_a;
 SELECT pg_temp.try('SELECT memtx.read_set_usage()');
 SELECT pg_temp.try('SET memtx.max_read_set = 1000000');
