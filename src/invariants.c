@@ -140,9 +140,9 @@ static const char *const InvariantQueries[] = {
 	"WHERE coalesce(d.n, 0) <> coalesce(r.n, 0) "
 	"ORDER BY namespace, kind, subject",
 	/* receipt_chain: a chained receipt altered or deleted behind the API */
-	"SELECT 'receipt_chain', NULL::bigint, pg_catalog.format('namespace %s: %s', n.namespace, p.detail) "
+	"SELECT 'receipt_chain', p.record_id, pg_catalog.format('namespace %s: %s', n.namespace, p.detail) "
 	"FROM (SELECT DISTINCT namespace FROM memtx.receipts) n, memtx.receipt_problems(n.namespace) p "
-	"ORDER BY n.namespace, p.seq",
+	"ORDER BY n.namespace, p.seq, p.record_id, p.detail",
 	/* proposal: one proposal id bound to two records of a namespace */
 	"SELECT 'proposal', pg_catalog.min(id), pg_catalog.format("
 	"  'proposal %s is bound to %s records in namespace %s', proposal, pg_catalog.count(*), namespace) "

@@ -104,7 +104,16 @@ ReceiptCommits(const char *ns, int64 *ids, int32 *checks, char **superseded, int
 						"         'staged_pos', r.staged_pos, 'settled_pos', r.settled_pos, "
 						"         'committed_seq', r.committed_seq, 'expected_head', r.expected_head, "
 						"         'checks_passed', u.checks, 'superseded', u.sup::bigint[], "
-						"         'resolved', NOT $4), "
+						"         'resolved', NOT $4, "
+						"         'repaired', CASE WHEN $4 AND r.verdict = 'quarantined' THEN ARRAY("
+						"             SELECT l.record_id FROM memtx.rollback_log l "
+						"             WHERE l.root_id = r.id AND l.namespace = r.namespace ORDER BY l.id) "
+						"           ELSE '{}'::bigint[] END, "
+						"         'quarantined', CASE WHEN $4 AND r.verdict = 'quarantined' THEN ARRAY("
+						"             SELECT l.record_id FROM memtx.rollback_log l "
+						"             WHERE l.root_id = r.id AND l.namespace = r.namespace "
+						"               AND l.action = 'quarantined' ORDER BY l.id) "
+						"           ELSE '{}'::bigint[] END), "
 						"       memtx.now() "
 						"FROM unnest($1, $2, $3) WITH ORDINALITY AS u(id, checks, sup, ord) "
 						"JOIN memtx.records r ON r.id = u.id "
@@ -158,7 +167,10 @@ ReceiptRetract(const char *ns, int64 subject, bool of_tx, MemtxReason reason,
 						"VALUES ($1, 'retract', $2, 'retracted', $3, "
 						"        pg_catalog.jsonb_build_object('subject_is', $4, "
 						"          CASE $4 WHEN 'transaction' THEN 'tx' ELSE 'record' END, $2, "
-						"          'repaired', $5), "
+						"          'repaired', $5, "
+						"          'quarantined', ARRAY(SELECT x.id FROM memtx.records x "
+						"                               WHERE x.id = ANY ($5) AND x.state = 'quarantined' "
+						"                               ORDER BY x.id)), "
 						"        memtx.now())",
 						5, types),
 			  values, NULL, 0);
@@ -427,7 +439,7 @@ memtx_verify_receipts(PG_FUNCTION_ARGS)
 		out[0] = values[0];
 		out[1] = Int64GetDatum(MemtxGetInt64(0, 1));
 		MemtxExec(MemtxPlan(&problems,
-							"SELECT p.seq, p.detail FROM memtx.receipt_problems($1) p ORDER BY p.seq LIMIT 1",
+							"SELECT p.seq, p.detail FROM memtx.receipt_problems($1) p ORDER BY p.seq, p.detail LIMIT 1",
 							1, types),
 				  values, NULL, 0);
 		if (SPI_processed > 0)
