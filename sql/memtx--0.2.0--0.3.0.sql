@@ -342,19 +342,19 @@ SELECT n.namespace, (SELECT CASE WHEN c.is_called THEN c.last_value ELSE c.last_
   FROM (SELECT t.namespace FROM memtx.transactions t
         UNION SELECT r.namespace FROM memtx.receipts r) n;
 
--- The record ids a receipt's body lists under a key (superseded, repaired,
+-- The record ids of a list in a receipt's body (superseded, repaired,
 -- quarantined), defined once for the audits; anything but an array of
 -- numbers lists none (receipt_problems reports such a body).
-CREATE FUNCTION memtx.receipt_ids(body jsonb, list text) RETURNS SETOF bigint
+CREATE FUNCTION memtx.receipt_ids(list jsonb) RETURNS SETOF bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
 BEGIN ATOMIC
     SELECT x.v::bigint
-      FROM pg_catalog.jsonb_array_elements(CASE WHEN pg_catalog.jsonb_typeof(receipt_ids.body -> receipt_ids.list) = 'array'
-                                                THEN receipt_ids.body -> receipt_ids.list END) x(v)
+      FROM pg_catalog.jsonb_array_elements(CASE WHEN pg_catalog.jsonb_typeof(receipt_ids.list) = 'array'
+                                                THEN receipt_ids.list END) x(v)
      WHERE pg_catalog.jsonb_typeof(x.v) = 'number';
 END;
-COMMENT ON FUNCTION memtx.receipt_ids(jsonb, text) IS 'the record ids a receipt body lists under a key (superseded, repaired, quarantined)';
-REVOKE ALL ON FUNCTION memtx.receipt_ids(jsonb, text) FROM PUBLIC;
+COMMENT ON FUNCTION memtx.receipt_ids(jsonb) IS 'the record ids of a list in a receipt body (superseded, repaired, quarantined)';
+REVOKE ALL ON FUNCTION memtx.receipt_ids(jsonb) FROM PUBLIC;
 
 -- receipt_problems names the record a problem concerns (a new result column).
 DROP FUNCTION memtx.receipt_problems(text);
@@ -396,77 +396,110 @@ BEGIN ATOMIC
             END AS detail,
                CASE WHEN c.kind = 'commit' OR c.body->>'subject_is' = 'record' THEN c.subject END AS record
           FROM c),
-    -- every receipt, chained or pending, in chain order; `old`: in the format of 0.2.0
+    -- every receipt, chained or pending, with what the audit of states reads of it: its place
+    -- in chain order (pending ones last, in append order), `old`: in the format of 0.2.0,
+    -- `backfilled`: written by the upgrade to 0.2.0 for what 0.1.0 did, in an order of their
+    -- times that is not the order of a record's changes
     rc AS (
-        SELECT r.seq, r.kind, r.subject, r.disposition, r.reason, r.body,
-               pg_catalog.row_number() OVER (ORDER BY r.seq NULLS LAST, r.appended) AS ord,
-               (r.kind = 'commit' AND NOT r.body ? 'repaired') OR (r.kind = 'retract' AND NOT r.body ? 'quarantined') AS old
+        SELECT coalesce(r.seq, 9223372036854775807) AS pos, r.appended, r.seq, r.kind, r.subject, r.reason,
+               CASE WHEN r.kind = 'commit' THEN r.disposition::memtx.state END AS disposition,
+               r.body->>'subject_is' AS subject_is, r.body ? 'repaired' AS lists_repairs,
+               (r.kind = 'commit' AND NOT r.body ? 'repaired') OR (r.kind = 'retract' AND NOT r.body ? 'quarantined') AS old,
+               coalesce(r.body->'backfilled' = 'true', false) AS backfilled,
+               CASE WHEN r.kind = 'commit' THEN r.body->'superseded' END AS superseded,
+               CASE WHEN r.kind IN ('commit', 'retract') THEN r.body->'repaired' END AS repaired,
+               CASE WHEN r.kind IN ('commit', 'retract') THEN r.body->'quarantined' END AS quarantined,
+               CASE WHEN r.kind = 'act' AND r.disposition = 'allowed' AND pg_catalog.jsonb_typeof(r.body->'action') = 'number'
+                    THEN (r.body->>'action')::bigint END AS action
           FROM memtx.receipts r
          WHERE r.namespace = receipt_problems.namespace),
+    -- the last receipt of the 0.2.0 format and the first of the current one (in chain order),
+    -- the seq a missing receipt would have, the position of the upgrade from 0.2.0
     cut AS (
-        SELECT coalesce(pg_catalog.max(rc.ord) FILTER (WHERE rc.old), 0) AS old_ord,
-               pg_catalog.min(rc.ord) FILTER (WHERE NOT rc.old AND rc.kind IN ('commit', 'retract')) AS new_ord,
-               coalesce(pg_catalog.max(rc.seq), 0) + 1 AS next_seq,
+        SELECT o.pos AS old_pos, o.appended AS old_appended, nw.pos AS new_pos, nw.appended AS new_appended,
+               (SELECT coalesce(pg_catalog.max(r.seq), 0) + 1 FROM memtx.receipts r
+                 WHERE r.namespace = receipt_problems.namespace AND r.seq IS NOT NULL) AS next_seq,
                (SELECT a.upgrade_pos FROM memtx.receipt_anchoring a WHERE a.namespace = receipt_problems.namespace) AS upgrade_pos
-          FROM rc),
+          FROM (SELECT) one
+          LEFT JOIN LATERAL (SELECT rc.pos, rc.appended FROM rc WHERE rc.old
+                              ORDER BY rc.pos DESC, rc.appended DESC LIMIT 1) o ON true
+          LEFT JOIN LATERAL (SELECT rc.pos, rc.appended FROM rc WHERE NOT rc.old AND rc.kind IN ('commit', 'retract')
+                              ORDER BY rc.pos, rc.appended LIMIT 1) nw ON true),
     -- what each receipt made of each record it names
     ev AS (
-        SELECT rc.ord, rc.seq, rc.reason, e.record, e.state, e.how, e.rank
+        SELECT rc.pos, rc.appended, rc.seq, rc.reason, rc.backfilled, rc.subject AS record, rc.disposition AS state,
+               'commit' AS how, 0 AS rank
+          FROM rc WHERE rc.kind = 'commit'
+        UNION ALL
+        SELECT rc.pos, rc.appended, rc.seq, rc.reason, rc.backfilled, rc.action, 'committed', 'act', 0
+          FROM rc WHERE rc.action IS NOT NULL
+        UNION ALL
+        SELECT rc.pos, rc.appended, rc.seq, rc.reason, rc.backfilled, rc.subject, 'revoked',
+               CASE WHEN rc.lists_repairs THEN 'revoked already' ELSE 'retracted' END, 0
+          FROM rc WHERE rc.kind = 'retract' AND rc.subject_is = 'record'
+        UNION ALL
+        SELECT rc.pos, rc.appended, rc.seq, rc.reason, rc.backfilled, l.id, l.state, l.how, l.rank
           FROM rc CROSS JOIN LATERAL (
-                SELECT rc.subject, rc.disposition::memtx.state, 'commit', 0
-                 WHERE rc.kind = 'commit'
-                UNION ALL
-                SELECT (rc.body->>'action')::bigint, 'committed'::memtx.state, 'act', 0
-                 WHERE rc.kind = 'act' AND rc.disposition = 'allowed'
-                   AND pg_catalog.jsonb_typeof(rc.body->'action') = 'number'
-                UNION ALL
-                SELECT rc.subject, 'revoked'::memtx.state,
-                       CASE WHEN rc.body ? 'repaired' THEN 'revoked already' ELSE 'retracted' END, 0
-                 WHERE rc.kind = 'retract' AND rc.body->>'subject_is' = 'record'
-                UNION ALL
-                SELECT i.id, 'superseded'::memtx.state, 'superseded', 1
-                  FROM memtx.receipt_ids(CASE WHEN rc.kind = 'commit' THEN rc.body END, 'superseded') i(id)
+                SELECT i.id, 'superseded'::memtx.state, 'superseded', 1 FROM memtx.receipt_ids(rc.superseded) i(id)
                 UNION ALL
                 SELECT i.id, 'revoked'::memtx.state, CASE WHEN rc.old THEN 'repaired before 0.3.0' ELSE 'repaired' END, 1
-                  FROM memtx.receipt_ids(CASE WHEN rc.kind IN ('commit', 'retract') THEN rc.body END, 'repaired') i(id)
+                  FROM memtx.receipt_ids(rc.repaired) i(id)
                 UNION ALL
-                SELECT i.id, 'quarantined'::memtx.state, 'repaired', 2
-                  FROM memtx.receipt_ids(CASE WHEN rc.kind IN ('commit', 'retract') THEN rc.body END, 'quarantined') i(id)
-              ) e(record, state, how, rank)),
-    -- one statement per record and receipt: a view a repair quarantined is not also revoked, a
-    -- retraction's root is repaired (a subject its repairs do not list was revoked already)
+                SELECT i.id, 'quarantined'::memtx.state, 'repaired', 2 FROM memtx.receipt_ids(rc.quarantined) i(id)
+              ) l(id, state, how, rank)
+         WHERE coalesce(rc.superseded, '[]') <> '[]' OR coalesce(rc.repaired, '[]') <> '[]'
+            OR coalesce(rc.quarantined, '[]') <> '[]'),
+    -- one statement per record and receipt (a view a repair quarantined is not also revoked; a
+    -- retraction's root is among its repairs, a subject they do not list was revoked already),
+    -- and whether the receipt is after the last one of the 0.2.0 format
     ev1 AS (
-        SELECT DISTINCT ON (ev.record, ev.ord) ev.* FROM ev ORDER BY ev.record, ev.ord, ev.rank DESC),
+        SELECT DISTINCT ON (ev.record, ev.pos, ev.appended) ev.*,
+               cut.old_pos IS NULL OR (ev.pos, ev.appended) > (cut.old_pos, cut.old_appended) AS strict
+          FROM ev, cut
+         ORDER BY ev.record, ev.pos, ev.appended, ev.rank DESC),
+    -- with the statement before it, the receipt that revoked it first (of those not
+    -- backfilled, and of all: revoked is terminal, whatever the order), and whether any did
     walk AS (
-        SELECT ev1.*, pg_catalog.lag(ev1.state) OVER w AS prev, pg_catalog.lag(ev1.how) OVER w AS prev_how,
-               pg_catalog.lag(ev1.ord) OVER w AS prev_ord, pg_catalog.lag(ev1.seq) OVER w AS prev_seq,
-               pg_catalog.lead(ev1.ord) OVER w IS NULL AS last
-          FROM ev1 WINDOW w AS (PARTITION BY ev1.record ORDER BY ev1.ord)),
+        SELECT ev1.*, pg_catalog.lag(ev1.state) OVER w AS prev,
+               pg_catalog.lag(ev1.strict) OVER w AS prev_strict, pg_catalog.lag(ev1.seq) OVER w AS prev_seq,
+               pg_catalog.min(ev1.seq) FILTER (WHERE ev1.state = 'revoked' AND ev1.how <> 'repaired before 0.3.0')
+                   OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS revoked_seq,
+               pg_catalog.min(ev1.seq) FILTER (WHERE ev1.state = 'revoked' AND ev1.how <> 'repaired before 0.3.0'
+                                                 AND NOT ev1.backfilled)
+                   OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS revoked_in_order_seq,
+               pg_catalog.bool_or(ev1.state = 'revoked' AND ev1.how <> 'repaired before 0.3.0')
+                   OVER (PARTITION BY ev1.record) AS revoked_ever,
+               pg_catalog.lead(ev1.pos) OVER w IS NULL AS last
+          FROM ev1 WINDOW w AS (PARTITION BY ev1.record ORDER BY ev1.pos, ev1.appended)),
     erasures AS (
         SELECT rc.subject AS record, pg_catalog.min(rc.seq) AS seq, pg_catalog.count(*) AS n
-          FROM rc WHERE rc.kind = 'retract' AND rc.reason = 'erased' AND rc.body->>'subject_is' = 'record'
+          FROM rc WHERE rc.kind = 'retract' AND rc.reason = 'erased' AND rc.subject_is = 'record'
          GROUP BY rc.subject)
     SELECT j.n, j.record, pg_catalog.format('receipt %s %s', j.n, j.detail) FROM judged j WHERE j.detail IS NOT NULL
     UNION ALL
-    SELECT rc.seq, CASE WHEN rc.kind = 'commit' OR rc.body->>'subject_is' = 'record' THEN rc.subject END,
+    SELECT rc.seq, CASE WHEN rc.kind = 'commit' OR rc.subject_is = 'record' THEN rc.subject END,
            pg_catalog.format('receipt %s is a %s receipt in the format of 0.2.0 (it does not list every record whose state it set) %s',
-                                     rc.seq, rc.kind, CASE WHEN cut.upgrade_pos IS NULL THEN 'in a namespace that began at 0.3.0'
-                                                           ELSE 'after receipts of the current format' END)
+                             rc.seq, rc.kind, CASE WHEN cut.upgrade_pos IS NULL THEN 'in a namespace that began at 0.3.0'
+                                                   ELSE 'after receipts of the current format' END)
       FROM rc, cut
-     WHERE rc.old AND rc.seq IS NOT NULL AND (cut.upgrade_pos IS NULL OR rc.ord > cut.new_ord)
+     WHERE rc.old AND rc.seq IS NOT NULL
+       AND (cut.upgrade_pos IS NULL OR (rc.pos, rc.appended) > (cut.new_pos, cut.new_appended))
     UNION ALL
     -- a history of states no call writes
     SELECT w.seq, w.record,
-           CASE WHEN w.how = 'revoked already' AND w.prev <> 'revoked'
+           CASE WHEN w.revoked_in_order_seq IS NOT NULL OR (w.revoked_seq IS NOT NULL AND NOT w.backfilled)
+                THEN pg_catalog.format('receipt %s makes record %s %s after receipt %s revoked it, which no call does',
+                                       w.seq, w.record, w.state, coalesce(w.revoked_in_order_seq, w.revoked_seq))
+                WHEN w.how = 'revoked already'
                 THEN pg_catalog.format('receipt %s retracts record %s as revoked already, but receipt %s made it %s',
                                        w.seq, w.record, w.prev_seq, w.prev)
                 ELSE pg_catalog.format('receipt %s makes record %s %s after receipt %s made it %s, which no call does',
                                        w.seq, w.record, w.state, w.prev_seq, w.prev) END
-      FROM walk w, cut
+      FROM walk w
      WHERE w.seq IS NOT NULL AND w.prev IS NOT NULL AND CASE
-            WHEN w.prev = 'revoked' AND w.prev_how <> 'repaired before 0.3.0'
+            WHEN w.revoked_in_order_seq IS NOT NULL OR (w.revoked_seq IS NOT NULL AND NOT w.backfilled)
                 THEN NOT (w.how = 'revoked already' AND w.reason IS NOT DISTINCT FROM 'erased')
-            WHEN w.prev_ord <= cut.old_ord THEN false
+            WHEN NOT w.prev_strict THEN false
             WHEN w.how = 'revoked already' THEN true
             WHEN w.prev = 'superseded' THEN w.state <> 'revoked'
             WHEN w.how = 'commit' THEN w.prev <> 'quarantined'
@@ -474,50 +507,57 @@ BEGIN ATOMIC
             WHEN w.how = 'superseded' OR w.state = 'quarantined' THEN NOT memtx.is_active(w.prev)
             ELSE false END
     UNION ALL
-    -- the state the chain last gave a record is not its state
-    SELECT w.seq, w.record, CASE WHEN x.id IS NULL
-                       THEN pg_catalog.format('receipt %s names record %s, which does not exist in namespace %s',
-                                              w.seq, w.record, receipt_problems.namespace)
-                       ELSE pg_catalog.format('receipt %s last settled record %s as %s, but it is %s',
-                                              w.seq, w.record, w.state, x.state) END
-      FROM walk w CROSS JOIN cut
-      LEFT JOIN memtx.records x ON x.id = w.record AND x.namespace = receipt_problems.namespace
-     WHERE w.last AND w.seq IS NOT NULL AND CASE
-            WHEN x.id IS NULL OR x.state IN ('raw', 'tentative', 'validated') THEN true
-            WHEN w.ord > cut.old_ord THEN x.state <> w.state
-            WHEN w.how = 'repaired before 0.3.0' AND x.kind IN ('summary', 'profile', 'index_entry', 'shared_copy')
-                THEN x.state NOT IN ('quarantined', 'revoked')
-            WHEN w.state = 'revoked' THEN x.state <> 'revoked'
-            WHEN w.state = 'superseded' THEN x.state NOT IN ('superseded', 'revoked')
-            ELSE false END
-    UNION ALL
-    -- a record no receipt names: tentative while its transaction is open
-    SELECT cut.next_seq, x.id, pg_catalog.format('record %s is %s in a transaction that is %s, but no receipt settled it',
-                                           x.id, x.state, coalesce(t.status::text, 'missing'))
-      FROM memtx.records x CROSS JOIN cut
-      LEFT JOIN memtx.transactions t ON t.id = x.tx_id
-     WHERE x.namespace = receipt_problems.namespace
-       AND (cut.upgrade_pos IS NULL OR x.staged_pos > cut.upgrade_pos)
-       AND NOT (x.state = 'tentative' AND t.status IS NOT DISTINCT FROM 'open')
-       AND NOT EXISTS (SELECT FROM ev1 WHERE ev1.record = x.id)
-    UNION ALL
-    -- erased means erased
-    SELECT coalesce(e.seq, cut.next_seq), x.id,
-           pg_catalog.format('record %s is not erased as erasure requires: %s', x.id, pg_catalog.concat_ws(', ',
-               CASE WHEN x.erased_at IS NULL THEN pg_catalog.format('receipt %s records its erasure, but erased_at is not set', e.seq) END,
-               CASE WHEN x.value <> 'null'::jsonb THEN 'its value is not JSON null' END,
-               CASE WHEN EXISTS (SELECT FROM memtx.record_salts s WHERE s.record_id = x.id AND s.namespace = x.namespace)
-                    THEN 'its digest salt is kept' END,
-               CASE WHEN x.state <> 'revoked' THEN pg_catalog.format('it is %s, not revoked', x.state) END,
-               CASE WHEN e.record IS NULL THEN 'no retract receipt records its erasure' END,
-               CASE WHEN e.n > 1 THEN pg_catalog.format('%s retract receipts record its erasure', e.n) END))
-      FROM memtx.records x CROSS JOIN cut
+    -- each record, in one pass over the namespace's records: the state the chain last gave it is
+    -- not its state (or the chain names a record there is not); no receipt names it, and it is
+    -- not tentative in an open transaction; it is not erased as erasure requires
+    SELECT p.seq, coalesce(x.id, w.record), p.detail
+      FROM (SELECT x.id, x.kind, x.state, x.value, x.erased_at, x.staged_pos, x.tx_id
+              FROM memtx.records x WHERE x.namespace = receipt_problems.namespace) x
+      FULL JOIN (SELECT w.* FROM walk w WHERE w.last) w ON w.record = x.id
       LEFT JOIN erasures e ON e.record = x.id
-     WHERE x.namespace = receipt_problems.namespace
-       AND (x.erased_at IS NOT NULL OR e.record IS NOT NULL)
-       AND NOT (e.record IS NOT NULL AND e.seq IS NULL)
-       AND (x.erased_at IS NULL OR x.value <> 'null'::jsonb OR x.state <> 'revoked' OR e.record IS NULL OR e.n > 1
-            OR EXISTS (SELECT FROM memtx.record_salts s WHERE s.record_id = x.id AND s.namespace = x.namespace))
+      CROSS JOIN cut
+      CROSS JOIN LATERAL (VALUES
+        (w.seq, CASE
+            WHEN w.seq IS NULL THEN NULL
+            WHEN x.id IS NULL THEN pg_catalog.format('receipt %s names record %s, which does not exist in namespace %s',
+                                                     w.seq, w.record, receipt_problems.namespace)
+            WHEN x.state IN ('raw', 'tentative', 'validated') OR CASE
+                    WHEN w.strict THEN x.state <> w.state
+                    WHEN w.revoked_ever THEN x.state <> 'revoked'
+                    WHEN w.how = 'repaired before 0.3.0' AND x.kind IN ('summary', 'profile', 'index_entry', 'shared_copy')
+                        THEN x.state NOT IN ('quarantined', 'revoked')
+                    WHEN w.state = 'superseded' AND NOT w.backfilled THEN x.state NOT IN ('superseded', 'revoked')
+                    ELSE false END
+                THEN pg_catalog.format('receipt %s last settled record %s as %s, but it is %s', w.seq, w.record, w.state, x.state)
+            END),
+        (cut.next_seq, CASE
+            WHEN w.record IS NULL AND (cut.upgrade_pos IS NULL OR x.staged_pos > cut.upgrade_pos)
+                 AND NOT (x.state = 'tentative' AND (SELECT t.status FROM memtx.transactions t WHERE t.id = x.tx_id)
+                                                    IS NOT DISTINCT FROM 'open')
+                THEN pg_catalog.format('record %s is %s in a transaction that is %s, but no receipt settled it', x.id, x.state,
+                                       coalesce((SELECT t.status::text FROM memtx.transactions t WHERE t.id = x.tx_id), 'missing'))
+            END),
+        (coalesce(e.seq, cut.next_seq), CASE
+            WHEN x.id IS NOT NULL AND (x.erased_at IS NOT NULL OR e.record IS NOT NULL)
+                 AND NOT (e.record IS NOT NULL AND e.seq IS NULL)
+                 AND (x.erased_at IS NULL OR x.value <> 'null'::jsonb OR x.state <> 'revoked' OR e.record IS NULL OR e.n > 1
+                      OR EXISTS (SELECT FROM memtx.record_salts s
+                                  WHERE s.record_id = x.id AND s.namespace = receipt_problems.namespace))
+                THEN pg_catalog.format('record %s is not erased as erasure requires: %s', x.id, pg_catalog.concat_ws(', ',
+                    CASE WHEN x.erased_at IS NULL THEN pg_catalog.format('receipt %s records its erasure, but erased_at is not set', e.seq) END,
+                    CASE WHEN x.value <> 'null'::jsonb THEN 'its value is not JSON null' END,
+                    CASE WHEN EXISTS (SELECT FROM memtx.record_salts s
+                                       WHERE s.record_id = x.id AND s.namespace = receipt_problems.namespace)
+                         THEN 'its digest salt is kept' END,
+                    CASE WHEN x.state <> 'revoked' THEN pg_catalog.format('it is %s, not revoked', x.state) END,
+                    CASE WHEN e.record IS NULL THEN 'no retract receipt records its erasure' END,
+                    CASE WHEN e.n > 1 THEN pg_catalog.format('%s retract receipts record its erasure', e.n) END))
+            END)) p(seq, detail)
+     WHERE p.detail IS NOT NULL
+       -- (what cannot be wrong goes no further: its state is the last the chain gave it, never
+       -- revoked, not erased)
+       AND (x.id IS NULL OR w.record IS NULL OR x.state IS DISTINCT FROM w.state OR w.revoked_ever
+            OR x.erased_at IS NOT NULL OR e.record IS NOT NULL)
     UNION ALL
     SELECT CASE WHEN k.seq > l.last THEN l.last + 1 ELSE k.seq END, NULL::bigint,
            CASE WHEN k.seq > l.last THEN pg_catalog.format('receipt %s is missing (the chain''s head is receipt %s)', l.last + 1, k.seq)

@@ -24,7 +24,9 @@
  *       (memtx.dispositions) has exactly one receipt, and no receipt names
  *       a disposition the store does not record (SPEC §11);
  *   receipt_chain  each namespace's chained receipts verify
- *       (memtx.receipt_problems: links, hashes, columns, subjects, digests);
+ *       (memtx.receipt_problems: links, hashes, columns, subjects, digests),
+ *       and so do the record states they anchor and every erasure (§17),
+ *       each problem with the record it concerns;
  *   proposal  no proposal id is bound to two records of a namespace (§10).
  *
  * It returns one row per violation and nothing when all hold.  Unlike the
