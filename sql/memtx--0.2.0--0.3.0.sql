@@ -247,6 +247,9 @@ END $$;
 -- reaches them, lineage walks to them.
 CREATE INDEX records_restored_from_idx ON memtx.records (restored_from) WHERE restored_from IS NOT NULL;
 
+-- erase reaches restored copies (src/erase.c); its signature is unchanged.
+COMMENT ON FUNCTION memtx.erase(bigint, text) IS 'harness: legal erasure — revoke the record (reason erased, cascade as for revoke) unless revoked already, then replace its value by JSON null in the record and in every copy memtx keeps, and do the same to every record restored from it (and from those); returns the repair log rows';
+
 -- lineage gains its last column, via (its result type changes, and
 -- lineage_dot's body depends on it: both are dropped and created again).
 DROP FUNCTION memtx.lineage_dot(bigint);

@@ -1292,7 +1292,7 @@ CREATE FUNCTION memtx.erase(record bigint, note text DEFAULT NULL)
     LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp SET jit = off
     SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
-COMMENT ON FUNCTION memtx.erase(bigint, text) IS 'harness: legal erasure — revoke the record (reason erased, cascade as for revoke) unless revoked already, then replace its value by JSON null in the record and in every copy memtx keeps; returns the repair log rows';
+COMMENT ON FUNCTION memtx.erase(bigint, text) IS 'harness: legal erasure — revoke the record (reason erased, cascade as for revoke) unless revoked already, then replace its value by JSON null in the record and in every copy memtx keeps, and do the same to every record restored from it (and from those); returns the repair log rows';
 REVOKE ALL ON FUNCTION memtx.erase(bigint, text) FROM PUBLIC;
 -- Executable by all: the function refuses every caller but a harness itself.
 GRANT EXECUTE ON FUNCTION memtx.erase(bigint, text) TO PUBLIC;
