@@ -225,6 +225,8 @@ CREATE INDEX records_tx_idx ON memtx.records (tx_id, staged_pos);
 -- in flight: the gate probes a namespace, causally stable reads a slot
 CREATE INDEX records_tentative_idx ON memtx.records (namespace, entity, attribute) WHERE state = 'tentative';
 CREATE INDEX records_action_safe_idx ON memtx.records (namespace, id) WHERE state = 'action_safe';
+-- restored copies of a record: erase reaches them, lineage walks to them (§17)
+CREATE INDEX records_restored_from_idx ON memtx.records (restored_from) WHERE restored_from IS NOT NULL;
 COMMENT ON COLUMN memtx.records.restored_from IS 'the record memtx.restore copied (auxiliary lineage: no derivation edge)';
 COMMENT ON COLUMN memtx.records.erased_at IS 'when memtx.erase removed the value (NULL: not erased)';
 REVOKE ALL ON memtx.records FROM PUBLIC;
@@ -780,7 +782,7 @@ COMMENT ON FUNCTION memtx.check_invariants() IS 'harness: recompute I1, I2, G3 a
 
 CREATE FUNCTION memtx.lineage(record bigint, direction text DEFAULT 'down')
     RETURNS TABLE (record_id bigint, depth integer, parent_ids bigint[], kind memtx.kind,
-                   state memtx.state, entity text, attribute text, value jsonb)
+                   state memtx.state, entity text, attribute text, value jsonb, via text)
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp SET jit = off
 AS $$
@@ -795,24 +797,35 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM memtx.records r WHERE r.id = record) THEN
         RAISE EXCEPTION 'record % does not exist', record USING ERRCODE = 'undefined_object';
     END IF;
+    -- Two kinds of step (§17): a derivation edge, and restored_from (down: the
+    -- copies memtx.restore made of a record; up: the record a copy was made
+    -- of).  Both lead to older records going up, so the walk ends.
     RETURN QUERY
-    WITH RECURSIVE walk(id, depth) AS (
-        SELECT record, 0
+    WITH RECURSIVE walk(id, depth, via) AS (
+        SELECT record, 0, NULL::text
         UNION
-        SELECT CASE WHEN direction = 'down' THEN e.child ELSE e.parent END, w.depth + 1
-          FROM walk w JOIN memtx.edges e
-            ON (direction = 'down' AND e.parent = w.id) OR (direction = 'up' AND e.child = w.id)
+        SELECT n.id, w.depth + 1, n.via
+          FROM walk w CROSS JOIN LATERAL (
+              SELECT e.child, 'derived_from' FROM memtx.edges e WHERE direction = 'down' AND e.parent = w.id
+              UNION ALL
+              SELECT e.parent, 'derived_from' FROM memtx.edges e WHERE direction = 'up' AND e.child = w.id
+              UNION ALL
+              SELECT c.id, 'restored_from' FROM memtx.records c WHERE direction = 'down' AND c.restored_from = w.id
+              UNION ALL
+              SELECT o.restored_from, 'restored_from' FROM memtx.records o
+               WHERE direction = 'up' AND o.id = w.id AND o.restored_from IS NOT NULL) n(id, via)
     ), nodes AS (
-        SELECT w.id, min(w.depth) AS depth FROM walk w GROUP BY w.id
+        -- each record once, at its shortest depth; derived_from when both steps reach it there
+        SELECT DISTINCT ON (w.id) w.id, w.depth, w.via FROM walk w ORDER BY w.id, w.depth, w.via
     )
     SELECT n.id, n.depth,
            ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = n.id ORDER BY e.parent),
-           r.kind, r.state, r.entity, r.attribute, r.value
+           r.kind, r.state, r.entity, r.attribute, r.value, n.via
       FROM nodes n JOIN memtx.records r ON r.id = n.id
      ORDER BY n.depth, n.id;
 END
 $$;
-COMMENT ON FUNCTION memtx.lineage(bigint, text) IS 'walk the derived-from DAG from a record, down to its descendants or up to its ancestors; each record once, at its shortest depth';
+COMMENT ON FUNCTION memtx.lineage(bigint, text) IS 'walk the derived-from DAG and restored copies from a record, down to its descendants and copies or up to its ancestors and originals; each record once, at its shortest depth, with how it was reached (via: derived_from or restored_from)';
 
 CREATE FUNCTION memtx.lineage_dot(record bigint)
     RETURNS text
@@ -833,9 +846,14 @@ BEGIN ATOMIC
                        FROM memtx.edges e
                       WHERE e.child IN (SELECT record_id FROM nodes)
                         AND e.parent IN (SELECT record_id FROM nodes)), '')
+        || coalesce((SELECT string_agg(format(E'  r%s -> r%s [style=dashed, label="restored_from"];\n', c.restored_from, c.id),
+                                       '' ORDER BY c.restored_from, c.id)
+                       FROM memtx.records c
+                      WHERE c.id IN (SELECT record_id FROM nodes)
+                        AND c.restored_from IN (SELECT record_id FROM nodes)), '')
         || '}';
 END;
-COMMENT ON FUNCTION memtx.lineage_dot(bigint) IS 'the lineage of a record (ancestors and descendants) as Graphviz DOT';
+COMMENT ON FUNCTION memtx.lineage_dot(bigint) IS 'the lineage of a record (ancestors, descendants, originals and restored copies) as Graphviz DOT; restored copies on dashed edges';
 
 CREATE VIEW memtx.in_flight AS
     SELECT r.id AS record_id, r.tx_id, r.namespace, r.entity, r.attribute, r.created_at AS staged_at
@@ -1015,7 +1033,27 @@ CREATE TABLE memtx.record_salts (
 );
 COMMENT ON TABLE memtx.record_salts IS 'the random salt of each record''s value digest in its receipts; memtx.erase deletes it with the value';
 
-REVOKE ALL ON memtx.receipts, memtx.receipt_heads, memtx.record_salts FROM PUBLIC;
+/*
+ * Receipts anchor states (SPEC §17): a record's state is a function of the
+ * receipts that name it, so a receipt lists every record whose state it set
+ * (a commit: its record, the rivals it superseded, and the repairs its
+ * quarantine made; a retraction: every record it repaired, with the views
+ * it quarantined; an act: the tool action it recorded).  Receipts written
+ * before 0.3.0 did not list a commit's repairs nor tell a cascade's
+ * quarantined views from its revoked records; the upgrade to 0.3.0 keeps
+ * here, for each namespace the store had then, the clock position at the
+ * upgrade: records staged up to it, and states last settled by such
+ * receipts, are checked only as far as those receipts allow.  A namespace
+ * without a row (every one of a store created at 0.3.0 or later) is held to
+ * the full rule from its first receipt.
+ */
+CREATE TABLE memtx.receipt_anchoring (
+    namespace   text PRIMARY KEY,
+    upgrade_pos bigint NOT NULL
+);
+COMMENT ON TABLE memtx.receipt_anchoring IS 'namespaces whose receipts began before 0.3.0 (SPEC §17): the clock position at the upgrade, up to which records may have changed state without a receipt that lists them';
+
+REVOKE ALL ON memtx.receipts, memtx.receipt_heads, memtx.record_salts, memtx.receipt_anchoring FROM PUBLIC;
 -- Receipts and chain heads are readable by a harness only (SPEC §11); the
 -- salts by nobody but the extension's owner (a salt would let a reader test
 -- guesses of a value against its digest).
@@ -1028,6 +1066,7 @@ ALTER TABLE memtx.record_salts ENABLE ROW LEVEL SECURITY;
 SELECT pg_catalog.pg_extension_config_dump('memtx.receipts', '');
 SELECT pg_catalog.pg_extension_config_dump('memtx.receipt_heads', '');
 SELECT pg_catalog.pg_extension_config_dump('memtx.record_salts', '');
+SELECT pg_catalog.pg_extension_config_dump('memtx.receipt_anchoring', '');
 SELECT pg_catalog.pg_extension_config_dump('memtx.receipt_order', '');
 
 -- Append-only: a receipt is never deleted, and changed only by the chaining
@@ -1068,6 +1107,20 @@ REVOKE ALL ON FUNCTION memtx.value_salted_digest(bytea, jsonb) FROM PUBLIC;
 -- The columns of a receipt as its body repeats them, defined once: the
 -- chainer adds them to the body it hashes, the verifier compares them.  The
 -- time is written in UTC, whatever the session's TimeZone.
+-- The record ids of a list in a receipt's body (superseded, repaired,
+-- quarantined), defined once for the audits; anything but an array of
+-- numbers lists none (receipt_problems reports such a body).
+CREATE FUNCTION memtx.receipt_ids(list jsonb) RETURNS SETOF bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT x.v::bigint
+      FROM pg_catalog.jsonb_array_elements(CASE WHEN pg_catalog.jsonb_typeof(receipt_ids.list) = 'array'
+                                                THEN receipt_ids.list END) x(v)
+     WHERE pg_catalog.jsonb_typeof(x.v) = 'number';
+END;
+COMMENT ON FUNCTION memtx.receipt_ids(jsonb) IS 'the record ids of a list in a receipt body (superseded, repaired, quarantined)';
+REVOKE ALL ON FUNCTION memtx.receipt_ids(jsonb) FROM PUBLIC;
+
 CREATE FUNCTION memtx.receipt_columns(namespace text, seq bigint, kind text, subject bigint,
                                       disposition text, reason text, at timestamptz) RETURNS jsonb
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -1298,7 +1351,7 @@ CREATE FUNCTION memtx.erase(record bigint, note text DEFAULT NULL)
     LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp SET jit = off
     SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
-COMMENT ON FUNCTION memtx.erase(bigint, text) IS 'harness: legal erasure — revoke the record (reason erased, cascade as for revoke) unless revoked already, then replace its value by JSON null in the record and in every copy memtx keeps; returns the repair log rows';
+COMMENT ON FUNCTION memtx.erase(bigint, text) IS 'harness: legal erasure — revoke the record (reason erased, cascade as for revoke) unless revoked already, then replace its value by JSON null in the record and in every copy memtx keeps, and do the same to every record restored from it (and from those); returns the repair log rows';
 REVOKE ALL ON FUNCTION memtx.erase(bigint, text) FROM PUBLIC;
 -- Executable by all: the function refuses every caller but a harness itself.
 GRANT EXECUTE ON FUNCTION memtx.erase(bigint, text) TO PUBLIC;
@@ -1612,13 +1665,48 @@ REVOKE ALL ON FUNCTION memtx.dispositions() FROM PUBLIC;
 
 /*
  * What is wrong with a namespace's chain, defined once (verify_receipts
- * reports the lowest seq, check_invariants every row): a seq missing (a
- * deleted receipt, the last included: the head remembers it), a broken
- * link or hash, a column that disagrees with the body, a subject that does
- * not exist, a value digest that no longer matches its record (unless the
- * record was erased).  Receipts not yet chained are not looked at.
+ * reports the lowest seq, check_invariants every row).
+ *
+ * Of each chained receipt: a seq missing (a deleted receipt, the last
+ * included: the head remembers it), a broken link or hash, a column that
+ * disagrees with the body, a subject that does not exist, a list of record
+ * ids that is not one, a value digest that no longer matches its record
+ * (unless the record was erased), a receipt in the format of 0.2.0 after
+ * receipts of the current one (or in a namespace that never had 0.2.0
+ * receipts).
+ *
+ * Of the records, from every receipt (SPEC §17).  Each receipt says what it
+ * made of the records it names: a commit receipt its record's disposition,
+ * `superseded` superseded, `repaired` revoked but for the views in
+ * `quarantined`; a retract receipt the same of its lists, and its record
+ * subject revoked; an allowed act's `action` committed.  Read in chain
+ * order (receipts not yet chained last, in append order: a record's
+ * changes serialize on its row, so its receipts are appended in the order
+ * of its changes), they give each record's history of states, which must be
+ * one the calls can write (nothing leaves revoked but an erasure's receipt;
+ * a retraction whose repairs do not list its record found it revoked
+ * already; superseded leads only to revoked; a commit receipt follows
+ * nothing, or a quarantine resolve settles; an act's record is new; only an
+ * active record is superseded or quarantined by a cascade), and whose last
+ * state is the record's stored state, reported at the receipt that last
+ * settled it.  A record no receipt names is tentative while its transaction
+ * is open, else reported as a missing receipt (the seq after the last).  And
+ * "erased means erased": a record marked erased, or named by a retract
+ * receipt of reason erased, must have both, be revoked, hold JSON null and
+ * have no salt left.
+ *
+ * Receipts not yet chained are not judged themselves, and a record whose
+ * last receipt is not yet chained is judged by the next run (which chains
+ * it first).  In a namespace upgraded from 0.2.0 (memtx.receipt_anchoring),
+ * receipts of 0.2.0 did not list every record whose state they set, and
+ * those the upgrade to 0.2.0 backfilled for what 0.1.0 did follow the order
+ * of their times, not of each record's changes: a state they settled last is
+ * only held where they can tell (a record any receipt revoked is revoked,
+ * whatever the order; a view they repaired is quarantined or revoked; a
+ * superseded record is superseded or revoked), and a record staged before
+ * the upgrade that no receipt names is not judged.
  */
-CREATE FUNCTION memtx.receipt_problems(namespace text) RETURNS TABLE (seq bigint, detail text)
+CREATE FUNCTION memtx.receipt_problems(namespace text) RETURNS TABLE (seq bigint, record_id bigint, detail text)
     LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
     WITH c AS (
@@ -1642,16 +1730,184 @@ BEGIN ATOMIC
                               THEN EXISTS (SELECT FROM memtx.transactions t WHERE t.id = c.subject)
                           ELSE EXISTS (SELECT FROM memtx.records x WHERE x.id = c.subject) END
                 THEN pg_catalog.format('names a %s (%s) that does not exist', c.body->>'subject_is', c.subject)
+            WHEN c.kind IN ('commit', 'retract')
+                 AND EXISTS (SELECT FROM (VALUES ('superseded'), ('repaired'), ('quarantined')) k(list)
+                              WHERE c.body ? k.list
+                                AND (pg_catalog.jsonb_typeof(c.body -> k.list) <> 'array'
+                                     OR pg_catalog.jsonb_path_exists(c.body -> k.list, '$[*] ? (@.type() != "number")')))
+                THEN 'has a list of record ids that is not an array of numbers'
             WHEN c.kind = 'commit'
                  AND EXISTS (SELECT FROM memtx.records x LEFT JOIN memtx.record_salts s ON s.record_id = x.id
                               WHERE x.id = c.subject AND x.erased_at IS NULL
                                 AND (c.body->>'value_digest') IS DISTINCT FROM memtx.value_salted_digest(s.salt, x.value))
                 THEN pg_catalog.format('has a value digest that no longer matches record %s', c.subject)
-            END AS detail
-          FROM c)
-    SELECT j.n, pg_catalog.format('receipt %s %s', j.n, j.detail) FROM judged j WHERE j.detail IS NOT NULL
+            END AS detail,
+               CASE WHEN c.kind = 'commit' OR c.body->>'subject_is' = 'record' THEN c.subject END AS record
+          FROM c),
+    -- every receipt, chained or pending, with what the audit of states reads of it: its place
+    -- in chain order (pending ones last, in append order), `old`: in the format of 0.2.0,
+    -- `backfilled`: written by the upgrade to 0.2.0 for what 0.1.0 did, in an order of their
+    -- times that is not the order of a record's changes
+    rc AS (
+        SELECT coalesce(r.seq, 9223372036854775807) AS pos, r.appended, r.seq, r.kind, r.subject, r.reason,
+               CASE WHEN r.kind = 'commit' THEN r.disposition::memtx.state END AS disposition,
+               r.body->>'subject_is' AS subject_is, r.body ? 'repaired' AS lists_repairs,
+               (r.kind = 'commit' AND NOT r.body ? 'repaired') OR (r.kind = 'retract' AND NOT r.body ? 'quarantined') AS old,
+               coalesce(r.body->'backfilled' = 'true', false) AS backfilled,
+               CASE WHEN r.kind = 'commit' THEN r.body->'superseded' END AS superseded,
+               CASE WHEN r.kind IN ('commit', 'retract') THEN r.body->'repaired' END AS repaired,
+               CASE WHEN r.kind IN ('commit', 'retract') THEN r.body->'quarantined' END AS quarantined,
+               CASE WHEN r.kind = 'act' AND r.disposition = 'allowed' AND pg_catalog.jsonb_typeof(r.body->'action') = 'number'
+                    THEN (r.body->>'action')::bigint END AS action
+          FROM memtx.receipts r
+         WHERE r.namespace = receipt_problems.namespace),
+    -- the last receipt of the 0.2.0 format and the first of the current one (in chain order),
+    -- the seq a missing receipt would have, the position of the upgrade from 0.2.0
+    cut AS (
+        SELECT o.pos AS old_pos, o.appended AS old_appended, nw.pos AS new_pos, nw.appended AS new_appended,
+               (SELECT coalesce(pg_catalog.max(r.seq), 0) + 1 FROM memtx.receipts r
+                 WHERE r.namespace = receipt_problems.namespace AND r.seq IS NOT NULL) AS next_seq,
+               (SELECT a.upgrade_pos FROM memtx.receipt_anchoring a WHERE a.namespace = receipt_problems.namespace) AS upgrade_pos
+          FROM (SELECT) one
+          LEFT JOIN LATERAL (SELECT rc.pos, rc.appended FROM rc WHERE rc.old
+                              ORDER BY rc.pos DESC, rc.appended DESC LIMIT 1) o ON true
+          LEFT JOIN LATERAL (SELECT rc.pos, rc.appended FROM rc WHERE NOT rc.old AND rc.kind IN ('commit', 'retract')
+                              ORDER BY rc.pos, rc.appended LIMIT 1) nw ON true),
+    -- what each receipt made of each record it names
+    ev AS (
+        SELECT rc.pos, rc.appended, rc.seq, rc.reason, rc.backfilled, rc.subject AS record, rc.disposition AS state,
+               'commit' AS how, 0 AS rank
+          FROM rc WHERE rc.kind = 'commit'
+        UNION ALL
+        SELECT rc.pos, rc.appended, rc.seq, rc.reason, rc.backfilled, rc.action, 'committed', 'act', 0
+          FROM rc WHERE rc.action IS NOT NULL
+        UNION ALL
+        SELECT rc.pos, rc.appended, rc.seq, rc.reason, rc.backfilled, rc.subject, 'revoked',
+               CASE WHEN rc.lists_repairs THEN 'revoked already' ELSE 'retracted' END, 0
+          FROM rc WHERE rc.kind = 'retract' AND rc.subject_is = 'record'
+        UNION ALL
+        SELECT rc.pos, rc.appended, rc.seq, rc.reason, rc.backfilled, l.id, l.state, l.how, l.rank
+          FROM rc CROSS JOIN LATERAL (
+                SELECT i.id, 'superseded'::memtx.state, 'superseded', 1 FROM memtx.receipt_ids(rc.superseded) i(id)
+                UNION ALL
+                SELECT i.id, 'revoked'::memtx.state, CASE WHEN rc.old THEN 'repaired before 0.3.0' ELSE 'repaired' END, 1
+                  FROM memtx.receipt_ids(rc.repaired) i(id)
+                UNION ALL
+                SELECT i.id, 'quarantined'::memtx.state, 'repaired', 2 FROM memtx.receipt_ids(rc.quarantined) i(id)
+              ) l(id, state, how, rank)
+         WHERE coalesce(rc.superseded, '[]') <> '[]' OR coalesce(rc.repaired, '[]') <> '[]'
+            OR coalesce(rc.quarantined, '[]') <> '[]'),
+    -- one statement per record and receipt (a view a repair quarantined is not also revoked; a
+    -- retraction's root is among its repairs, a subject they do not list was revoked already),
+    -- and whether the receipt is after the last one of the 0.2.0 format
+    ev1 AS (
+        SELECT DISTINCT ON (ev.record, ev.pos, ev.appended) ev.*,
+               cut.old_pos IS NULL OR (ev.pos, ev.appended) > (cut.old_pos, cut.old_appended) AS strict
+          FROM ev, cut
+         ORDER BY ev.record, ev.pos, ev.appended, ev.rank DESC),
+    -- with the statement before it, the receipt that revoked it first (of those not
+    -- backfilled, and of all: revoked is terminal, whatever the order), and whether any did
+    walk AS (
+        SELECT ev1.*, pg_catalog.lag(ev1.state) OVER w AS prev,
+               pg_catalog.lag(ev1.strict) OVER w AS prev_strict, pg_catalog.lag(ev1.seq) OVER w AS prev_seq,
+               pg_catalog.min(ev1.seq) FILTER (WHERE ev1.state = 'revoked' AND ev1.how <> 'repaired before 0.3.0')
+                   OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS revoked_seq,
+               pg_catalog.min(ev1.seq) FILTER (WHERE ev1.state = 'revoked' AND ev1.how <> 'repaired before 0.3.0'
+                                                 AND NOT ev1.backfilled)
+                   OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS revoked_in_order_seq,
+               pg_catalog.bool_or(ev1.state = 'revoked' AND ev1.how <> 'repaired before 0.3.0')
+                   OVER (PARTITION BY ev1.record) AS revoked_ever,
+               pg_catalog.lead(ev1.pos) OVER w IS NULL AS last
+          FROM ev1 WINDOW w AS (PARTITION BY ev1.record ORDER BY ev1.pos, ev1.appended)),
+    erasures AS (
+        SELECT rc.subject AS record, pg_catalog.min(rc.seq) AS seq, pg_catalog.count(*) AS n
+          FROM rc WHERE rc.kind = 'retract' AND rc.reason = 'erased' AND rc.subject_is = 'record'
+         GROUP BY rc.subject)
+    SELECT j.n, j.record, pg_catalog.format('receipt %s %s', j.n, j.detail) FROM judged j WHERE j.detail IS NOT NULL
     UNION ALL
-    SELECT CASE WHEN k.seq > l.last THEN l.last + 1 ELSE k.seq END,
+    SELECT rc.seq, CASE WHEN rc.kind = 'commit' OR rc.subject_is = 'record' THEN rc.subject END,
+           pg_catalog.format('receipt %s is a %s receipt in the format of 0.2.0 (it does not list every record whose state it set) %s',
+                             rc.seq, rc.kind, CASE WHEN cut.upgrade_pos IS NULL THEN 'in a namespace that began at 0.3.0'
+                                                   ELSE 'after receipts of the current format' END)
+      FROM rc, cut
+     WHERE rc.old AND rc.seq IS NOT NULL
+       AND (cut.upgrade_pos IS NULL OR (rc.pos, rc.appended) > (cut.new_pos, cut.new_appended))
+    UNION ALL
+    -- a history of states no call writes
+    SELECT w.seq, w.record,
+           CASE WHEN w.revoked_in_order_seq IS NOT NULL OR (w.revoked_seq IS NOT NULL AND NOT w.backfilled)
+                THEN pg_catalog.format('receipt %s makes record %s %s after receipt %s revoked it, which no call does',
+                                       w.seq, w.record, w.state, coalesce(w.revoked_in_order_seq, w.revoked_seq))
+                WHEN w.how = 'revoked already'
+                THEN pg_catalog.format('receipt %s retracts record %s as revoked already, but receipt %s made it %s',
+                                       w.seq, w.record, w.prev_seq, w.prev)
+                ELSE pg_catalog.format('receipt %s makes record %s %s after receipt %s made it %s, which no call does',
+                                       w.seq, w.record, w.state, w.prev_seq, w.prev) END
+      FROM walk w
+     WHERE w.seq IS NOT NULL AND w.prev IS NOT NULL AND CASE
+            WHEN w.revoked_in_order_seq IS NOT NULL OR (w.revoked_seq IS NOT NULL AND NOT w.backfilled)
+                THEN NOT (w.how = 'revoked already' AND w.reason IS NOT DISTINCT FROM 'erased')
+            WHEN NOT w.prev_strict THEN false
+            WHEN w.how = 'revoked already' THEN true
+            WHEN w.prev = 'superseded' THEN w.state <> 'revoked'
+            WHEN w.how = 'commit' THEN w.prev <> 'quarantined'
+            WHEN w.how = 'act' THEN true
+            WHEN w.how = 'superseded' OR w.state = 'quarantined' THEN NOT memtx.is_active(w.prev)
+            ELSE false END
+    UNION ALL
+    -- each record, in one pass over the namespace's records: the state the chain last gave it is
+    -- not its state (or the chain names a record there is not); no receipt names it, and it is
+    -- not tentative in an open transaction; it is not erased as erasure requires
+    SELECT p.seq, coalesce(x.id, w.record), p.detail
+      FROM (SELECT x.id, x.kind, x.state, x.value, x.erased_at, x.staged_pos, x.tx_id
+              FROM memtx.records x WHERE x.namespace = receipt_problems.namespace) x
+      FULL JOIN (SELECT w.* FROM walk w WHERE w.last) w ON w.record = x.id
+      LEFT JOIN erasures e ON e.record = x.id
+      CROSS JOIN cut
+      CROSS JOIN LATERAL (VALUES
+        (w.seq, CASE
+            WHEN w.seq IS NULL THEN NULL
+            WHEN x.id IS NULL THEN pg_catalog.format('receipt %s names record %s, which does not exist in namespace %s',
+                                                     w.seq, w.record, receipt_problems.namespace)
+            WHEN x.state IN ('raw', 'tentative', 'validated') OR CASE
+                    WHEN w.strict THEN x.state <> w.state
+                    WHEN w.revoked_ever THEN x.state <> 'revoked'
+                    WHEN w.how = 'repaired before 0.3.0' AND x.kind IN ('summary', 'profile', 'index_entry', 'shared_copy')
+                        THEN x.state NOT IN ('quarantined', 'revoked')
+                    WHEN w.state = 'superseded' AND NOT w.backfilled THEN x.state NOT IN ('superseded', 'revoked')
+                    ELSE false END
+                THEN pg_catalog.format('receipt %s last settled record %s as %s, but it is %s', w.seq, w.record, w.state, x.state)
+            END),
+        (cut.next_seq, CASE
+            WHEN w.record IS NULL AND (cut.upgrade_pos IS NULL OR x.staged_pos > cut.upgrade_pos)
+                 AND NOT (x.state = 'tentative' AND (SELECT t.status FROM memtx.transactions t WHERE t.id = x.tx_id)
+                                                    IS NOT DISTINCT FROM 'open')
+                THEN pg_catalog.format('record %s is %s in a transaction that is %s, but no receipt settled it', x.id, x.state,
+                                       coalesce((SELECT t.status::text FROM memtx.transactions t WHERE t.id = x.tx_id), 'missing'))
+            END),
+        (coalesce(e.seq, cut.next_seq), CASE
+            WHEN x.id IS NOT NULL AND (x.erased_at IS NOT NULL OR e.record IS NOT NULL)
+                 AND NOT (e.record IS NOT NULL AND e.seq IS NULL)
+                 AND (x.erased_at IS NULL OR x.value <> 'null'::jsonb OR x.state <> 'revoked' OR e.record IS NULL OR e.n > 1
+                      OR EXISTS (SELECT FROM memtx.record_salts s
+                                  WHERE s.record_id = x.id AND s.namespace = receipt_problems.namespace))
+                THEN pg_catalog.format('record %s is not erased as erasure requires: %s', x.id, pg_catalog.concat_ws(', ',
+                    CASE WHEN x.erased_at IS NULL THEN pg_catalog.format('receipt %s records its erasure, but erased_at is not set', e.seq) END,
+                    CASE WHEN x.value <> 'null'::jsonb THEN 'its value is not JSON null' END,
+                    CASE WHEN EXISTS (SELECT FROM memtx.record_salts s
+                                       WHERE s.record_id = x.id AND s.namespace = receipt_problems.namespace)
+                         THEN 'its digest salt is kept' END,
+                    CASE WHEN x.state <> 'revoked' THEN pg_catalog.format('it is %s, not revoked', x.state) END,
+                    CASE WHEN e.record IS NULL THEN 'no retract receipt records its erasure' END,
+                    CASE WHEN e.n > 1 THEN pg_catalog.format('%s retract receipts record its erasure', e.n) END))
+            END)) p(seq, detail)
+     WHERE p.detail IS NOT NULL
+       -- (what cannot be wrong goes no further: its state is the last the chain gave it, never
+       -- revoked, not erased)
+       AND (x.id IS NULL OR w.record IS NULL OR x.state IS DISTINCT FROM w.state OR w.revoked_ever
+            OR x.erased_at IS NOT NULL OR e.record IS NOT NULL)
+    UNION ALL
+    SELECT CASE WHEN k.seq > l.last THEN l.last + 1 ELSE k.seq END, NULL::bigint,
            CASE WHEN k.seq > l.last THEN pg_catalog.format('receipt %s is missing (the chain''s head is receipt %s)', l.last + 1, k.seq)
                        ELSE pg_catalog.format('receipt %s has a hash that is not the chain''s head', k.seq) END
       FROM memtx.receipt_heads k,
@@ -1660,9 +1916,9 @@ BEGIN ATOMIC
      WHERE k.namespace = receipt_problems.namespace
        AND (k.seq > l.last OR (k.seq > 0 AND k.seq = l.last AND k.hash IS DISTINCT FROM
             (SELECT r.hash FROM memtx.receipts r WHERE r.namespace = k.namespace AND r.seq = k.seq)))
-    ORDER BY 1;
+    ORDER BY 1, 2, 3;
 END;
-COMMENT ON FUNCTION memtx.receipt_problems(text) IS 'harness audit: what is wrong with a namespace''s chained receipts, by seq (none when the chain holds)';
+COMMENT ON FUNCTION memtx.receipt_problems(text) IS 'harness audit: what is wrong with a namespace''s chained receipts and with the record states they anchor, by seq, with the record concerned (none when the chain holds)';
 REVOKE ALL ON FUNCTION memtx.receipt_problems(text) FROM PUBLIC;
 
 /* ----------------------------------------------------------------------

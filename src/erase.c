@@ -1,34 +1,49 @@
 /*
- * erase.c — legal erasure (SPEC §13).
+ * erase.c — legal erasure (SPEC §13, §17).
  *
  * memtx.erase(record, note) removes a record's value from the store while
  * keeping everything that holds no value: its id, lineage, history and
- * rollback log.  It is a harness operation in two steps, both inside the
- * caller's SQL transaction, so a reader sees the record either as it was or
- * erased, never half-way:
+ * rollback log.  It erases the record and every copy of it that memtx
+ * keeps: the records memtx.restore made from it, and the ones restored from
+ * those (the restored_from chain, SPEC §17), each exactly as the record
+ * itself, in id order.  It is a harness operation, inside the caller's SQL
+ * transaction, so a reader sees the records either as they were or erased,
+ * never half-way.  For each record not yet erased:
  *
  *   1. A record not yet revoked is revoked as by memtx.revoke, with reason
- *      erased on the root and the cascade of §6 below it (CascadeRun).
+ *      erased on the root and the cascade of §6 below it (CascadeRun), which
+ *      appends its retract receipt.
  *   2. Its value becomes JSON null, erased_at is set to memtx.now(), and, for
  *      a tool action, the copies of its arguments in the action log and in
  *      compensation obligations become JSON null too.  The recall index is
  *      an expression index over the value, so it follows the record.  The
- *      salt of the value's digest in its receipts is deleted, and the erasure
- *      appends its retract receipt (reason erased; receipt.c).
+ *      salt of the value's digest in its receipts is deleted; a record that
+ *      was revoked already gets its retract receipt (reason erased) now.
  *
- * The lifecycle trigger lets exactly this change through (value to null
- * together with erased_at from unset to set); everything else stays fixed.
- * Descendants keep their own values.  Erasing an erased record writes
- * nothing and returns no rows.
+ * So an erased record is revoked, null, without salt, with erased_at set and
+ * a retract receipt of reason erased: the combination verify_receipts
+ * requires (SPEC §17 "Erased means erased").  The lifecycle trigger lets
+ * exactly this change through (value to null together with erased_at from
+ * unset to set); everything else stays fixed.  Descendants keep their own
+ * values.  Erasing an erased record whose copies are erased too writes
+ * nothing and returns no rows; one whose copies are not (copies made before
+ * 0.3.0, when erasure did not reach them) erases those.
  *
- * Locking: CascadeRun takes the record's namespace lock exclusive (also when
- * the record is revoked already and nothing is repaired), then the record's
- * row lock; the erasing UPDATE re-checks erased_at under that row lock, so
- * of two concurrent erasures one writes and the other finds nothing to do.
+ * Locking.  The records to erase are listed twice: once without a lock
+ * (nothing left to erase: no lock, nothing written), then under the
+ * namespace lock exclusive, which every writer of the namespace holds shared
+ * (restore included, from before it reads the record it copies: restore.c).
+ * So a restore racing the erasure either staged its copy and ended its SQL
+ * transaction before the second listing, which finds and erases the copy, or
+ * reads the record after the erasure committed and finds nothing to restore
+ * (test/specs/erase_restore.spec).  CascadeRun then locks each record's row;
+ * the erasing UPDATE re-checks erased_at, so of two concurrent erasures one
+ * writes and the other finds nothing to do.
  */
 #include "fault.h"
 #include "api.h"
 #include "cascade.h"
+#include "locks.h"
 #include "receipt.h"
 #include "record.h"
 
@@ -70,23 +85,54 @@ EraseValue(int64 id)
 }
 
 /*
- * The namespace of record id, or NULL when it is erased already; the one
- * not-found error when it does not exist.
+ * Record id and its restored copies, transitively (through the partial
+ * index on restored_from), that are not erased yet, in id order, into *ids
+ * (*n of them); the namespace into *ns.  The one not-found error when id
+ * does not exist.
  */
-static char *
-EraseTarget(int64 id)
+static void
+EraseTargets(int64 id, char **ns, int64 **ids, uint64 *n)
 {
-	static SPIPlanPtr load;
+	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(id)};
 
-	MemtxExec(MemtxPlan(&load,
-						"SELECT r.namespace, r.erased_at IS NOT NULL FROM memtx.records r WHERE r.id = $1",
+	MemtxExec(MemtxPlan(&plan,
+						"WITH RECURSIVE c(id) AS ("
+						"  SELECT r.id FROM memtx.records r WHERE r.id = $1 "
+						"  UNION "
+						"  SELECT x.id FROM c JOIN memtx.records x ON x.restored_from = c.id) "
+						"SELECT r.id, r.namespace, r.erased_at IS NULL "
+						"FROM c JOIN memtx.records r ON r.id = c.id ORDER BY r.id",
 						1, types),
-			  values, NULL, 1);
+			  values, NULL, 0);
 	if (SPI_processed == 0)
 		RecNotFound("record", id);
-	return MemtxGetBool(0, 2) ? NULL : MemtxGetText(0, 1);
+	*ns = MemtxGetText(0, 2);
+	*ids = palloc(sizeof(int64) * SPI_processed);
+	*n = 0;
+	for (uint64 i = 0; i < SPI_processed; i++)
+		if (MemtxGetBool(i, 3))
+			(*ids)[(*n)++] = MemtxGetInt64(i, 1);
+}
+
+/* Erase record id of namespace ns (steps 1 and 2 above), its log rows into out. */
+static void
+EraseOne(const char *ns, int64 id, const char *note, Tuplestorestate *out)
+{
+	/* a live record's revocation appends the erasure's retract receipt */
+	int			repaired = CascadeRun(ns, &id, 1, MR_ERASED, note, out,
+									  CASCADE_RECEIPT_PER_ROOT, 0);
+
+	FaultPoint("erase:revoked");
+	if (EraseValue(id))
+	{
+		/* the value's digest in receipts can no longer be recomputed */
+		ReceiptForgetSalt(id);
+		if (repaired == 0)
+			ReceiptRetract(ns, id, false, MR_ERASED, NULL, 0);
+		FaultPoint("erase:erased");
+	}
 }
 
 /*
@@ -100,6 +146,8 @@ memtx_erase(PG_FUNCTION_ARGS)
 	int64		id;
 	char	   *ns;
 	char	   *note = NULL;
+	int64	   *ids;
+	uint64		n;
 
 	MemtxRequireArg(fcinfo, 0, "record id");
 	id = PG_GETARG_INT64(0);
@@ -112,23 +160,14 @@ memtx_erase(PG_FUNCTION_ARGS)
 
 	MemtxCallBegin(&call);
 	MemtxRequireHarness(&call, "erase records");
-	ns = EraseTarget(id);
-	if (ns)
+	EraseTargets(id, &ns, &ids, &n);
+	if (n > 0)
 	{
-		/* a live record's revocation appends the erasure's retract receipt */
-		int			repaired = CascadeRun(ns, &id, 1, MR_ERASED, note,
-										  ((ReturnSetInfo *) fcinfo->resultinfo)->setResult,
-										  CASCADE_RECEIPT_PER_ROOT, 0);
-
-		FaultPoint("erase:revoked");
-		if (EraseValue(id))
-		{
-			/* the value's digest in receipts can no longer be recomputed */
-			ReceiptForgetSalt(id);
-			if (repaired == 0)
-				ReceiptRetract(ns, id, false, MR_ERASED, NULL, 0);
-			FaultPoint("erase:erased");
-		}
+		/* again under the lock, with a fresh snapshot: copies staged meanwhile are found */
+		LockNamespace(ns, true);
+		EraseTargets(id, &ns, &ids, &n);
+		for (uint64 i = 0; i < n; i++)
+			EraseOne(ns, ids[i], note, ((ReturnSetInfo *) fcinfo->resultinfo)->setResult);
 	}
 	MemtxCallEnd(&call);
 	return (Datum) 0;

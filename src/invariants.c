@@ -24,7 +24,9 @@
  *       (memtx.dispositions) has exactly one receipt, and no receipt names
  *       a disposition the store does not record (SPEC §11);
  *   receipt_chain  each namespace's chained receipts verify
- *       (memtx.receipt_problems: links, hashes, columns, subjects, digests);
+ *       (memtx.receipt_problems: links, hashes, columns, subjects, digests),
+ *       and so do the record states they anchor and every erasure (§17),
+ *       each problem with the record it concerns;
  *   proposal  no agent's proposal id is bound to two records of a
  *             namespace (§10, §17).
  *
@@ -141,9 +143,9 @@ static const char *const InvariantQueries[] = {
 	"WHERE coalesce(d.n, 0) <> coalesce(r.n, 0) "
 	"ORDER BY namespace, kind, subject",
 	/* receipt_chain: a chained receipt altered or deleted behind the API */
-	"SELECT 'receipt_chain', NULL::bigint, pg_catalog.format('namespace %s: %s', n.namespace, p.detail) "
+	"SELECT 'receipt_chain', p.record_id, pg_catalog.format('namespace %s: %s', n.namespace, p.detail) "
 	"FROM (SELECT DISTINCT namespace FROM memtx.receipts) n, memtx.receipt_problems(n.namespace) p "
-	"ORDER BY n.namespace, p.seq",
+	"ORDER BY n.namespace, p.seq, p.record_id, p.detail",
 	/* proposal: one agent's proposal id bound to two records of a namespace */
 	"SELECT 'proposal', pg_catalog.min(id), pg_catalog.format("
 	"  'proposal %s of agent %s is bound to %s records in namespace %s', proposal, proposer, "

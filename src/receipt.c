@@ -31,9 +31,30 @@
  * nor a gap.  Within one call, receipts are appended in the call's order
  * (staging order at commit; a fence's aborts before its fence receipts).
  *
+ * What a receipt says of records (SPEC §17, receipts anchor states).  A
+ * record's state is a function of the receipts that name it, so every
+ * receipt lists each record whose state its call set: a commit receipt its
+ * record (the disposition), `superseded` (the rivals its commit superseded)
+ * and, since 0.3.0, `repaired` and `quarantined` (what the repair of its
+ * quarantine did to the tool actions below the record and what descends
+ * from them: revoked, but the views in `quarantined`, read back from the
+ * rollback log the repair just wrote); a retract receipt its `repaired`
+ * (root included) and, since 0.3.0, `quarantined` (the views among them the
+ * cascade quarantined instead of revoking, read back from the records it
+ * just repaired); an allowed act's receipt the tool action it recorded.  A
+ * receipt of record subject whose `repaired` does not list it retracts a
+ * record revoked already (an erasure of a revoked record).  Every path that
+ * moves a state goes through one of these: commit and propose, resolve
+ * (accepting: a commit receipt; rejecting: a retract), revoke, erase, abort,
+ * expiry and fence (a retract of the transaction), act; quarantine of views
+ * by a cascade is in its retract receipt, supersession in the superseding
+ * commit's.  Nothing else changes a state (validated is transient inside
+ * commit).
+ *
  * Verifying.  memtx.verify_receipts chains what is pending, then reports,
  * per namespace, the lowest seq that memtx.receipt_problems (one SQL
- * definition, which check_invariants uses too) finds wrong.
+ * definition, which check_invariants uses too) finds wrong: in the chain,
+ * and in the record states it anchors.
  */
 #include "fault.h"
 #include "api.h"
@@ -53,7 +74,9 @@
  * Receipts of the records ids[0..n) of namespace ns settled by this call, in that order:
  * checks[i] checks passed, superseded[i] the ids it superseded as an array
  * literal.  With from_verdict the disposition is the pipeline's stored
- * verdict (commit, propose), else the record's state (resolve accepting).
+ * verdict (commit, propose), and a quarantined record's receipt lists what
+ * the repair of its quarantine did (its rollback log rows); else the
+ * disposition is the record's state (resolve accepting).
  */
 void
 ReceiptCommits(const char *ns, int64 *ids, int32 *checks, char **superseded, int n, bool from_verdict)
@@ -104,7 +127,16 @@ ReceiptCommits(const char *ns, int64 *ids, int32 *checks, char **superseded, int
 						"         'staged_pos', r.staged_pos, 'settled_pos', r.settled_pos, "
 						"         'committed_seq', r.committed_seq, 'expected_head', r.expected_head, "
 						"         'checks_passed', u.checks, 'superseded', u.sup::bigint[], "
-						"         'resolved', NOT $4), "
+						"         'resolved', NOT $4, "
+						"         'repaired', CASE WHEN $4 AND r.verdict = 'quarantined' THEN ARRAY("
+						"             SELECT l.record_id FROM memtx.rollback_log l "
+						"             WHERE l.root_id = r.id AND l.namespace = r.namespace ORDER BY l.id) "
+						"           ELSE '{}'::bigint[] END, "
+						"         'quarantined', CASE WHEN $4 AND r.verdict = 'quarantined' THEN ARRAY("
+						"             SELECT l.record_id FROM memtx.rollback_log l "
+						"             WHERE l.root_id = r.id AND l.namespace = r.namespace "
+						"               AND l.action = 'quarantined' ORDER BY l.id) "
+						"           ELSE '{}'::bigint[] END), "
 						"       memtx.now() "
 						"FROM unnest($1, $2, $3) WITH ORDINALITY AS u(id, checks, sup, ord) "
 						"JOIN memtx.records r ON r.id = u.id "
@@ -138,7 +170,8 @@ ReceiptAct(int64 log_id)
 /*
  * The receipt of a retraction: of transaction subject (of_tx: an abort,
  * expiry or fence) or of root record subject (revoke, rejecting resolve,
- * erase), with the ids the repair logged.
+ * erase), with the ids the repair logged and, among them, the views it
+ * quarantined.
  */
 void
 ReceiptRetract(const char *ns, int64 subject, bool of_tx, MemtxReason reason,
@@ -158,7 +191,10 @@ ReceiptRetract(const char *ns, int64 subject, bool of_tx, MemtxReason reason,
 						"VALUES ($1, 'retract', $2, 'retracted', $3, "
 						"        pg_catalog.jsonb_build_object('subject_is', $4, "
 						"          CASE $4 WHEN 'transaction' THEN 'tx' ELSE 'record' END, $2, "
-						"          'repaired', $5), "
+						"          'repaired', $5, "
+						"          'quarantined', ARRAY(SELECT x.id FROM memtx.records x "
+						"                               WHERE x.id = ANY ($5) AND x.state = 'quarantined' "
+						"                               ORDER BY x.id)), "
 						"        memtx.now())",
 						5, types),
 			  values, NULL, 0);
@@ -427,7 +463,7 @@ memtx_verify_receipts(PG_FUNCTION_ARGS)
 		out[0] = values[0];
 		out[1] = Int64GetDatum(MemtxGetInt64(0, 1));
 		MemtxExec(MemtxPlan(&problems,
-							"SELECT p.seq, p.detail FROM memtx.receipt_problems($1) p ORDER BY p.seq LIMIT 1",
+							"SELECT p.seq, p.detail FROM memtx.receipt_problems($1) p ORDER BY p.seq, p.detail LIMIT 1",
 							1, types),
 				  values, NULL, 0);
 		if (SPI_processed > 0)

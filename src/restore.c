@@ -18,6 +18,15 @@
  * head exactly (SPEC §10): a restore that raced a newer write is quarantined
  * stale_head, not applied over it.
  *
+ * Restore takes its namespace's lock shared (as the stage does, locks.c
+ * level 2) before it reads the record to copy, so it never copies a value
+ * an erasure in flight is removing: memtx.erase holds that lock exclusive
+ * from before it lists the copies to erase until its SQL transaction ends.
+ * A restore that waited reads the record erased and finds nothing to
+ * restore; one that read first holds the lock until its own SQL transaction
+ * ends, and the erasure, which waits for it, then finds the copy and erases
+ * it too (SPEC §17; test/specs/erase_restore.spec).
+ *
  * The staging itself is memtx.stage's, called with the caller's identity,
  * so every check of staging (the transaction's agent, its status, limits,
  * claimants of the source, scope) applies unchanged.  restored_from reaches
@@ -25,6 +34,7 @@
  * error too; no SQL argument can set it.
  */
 #include "api.h"
+#include "locks.h"
 #include "record.h"
 #include "txn.h"
 #include "visibility.h"
@@ -172,6 +182,8 @@ memtx_restore(PG_FUNCTION_ARGS)
 
 	MemtxCallBegin(&call);
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
+	/* no erasure of the namespace in flight from here on (erase.c) */
+	LockNamespace(t->namespace, false);
 	src = RestoreSource(t, PG_GETARG_TEXT_PP(1), PG_GETARG_TEXT_PP(2), PG_GETARG_DATUM(3),
 						!PG_ARGISNULL(4), PG_ARGISNULL(4) ? (Datum) 0 : PG_GETARG_DATUM(4), &desc);
 	desc = CreateTupleDescCopy(desc);

@@ -43,3 +43,5 @@ SELECT memtx.grant_namespace('tenant-a', current_user);
 -- the receipts so far are chained (receipt_heads has rows); the open
 -- transaction's commit after each restore appends to the restored chain
 SELECT memtx.chain_receipts();
+-- the row an upgrade from 0.2.0 leaves for a namespace it found (a store created at 0.3.0 has none)
+INSERT INTO memtx.receipt_anchoring (namespace, upgrade_pos) VALUES ('before-0.3.0', 0);

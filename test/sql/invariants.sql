@@ -112,7 +112,8 @@ INSERT INTO memtx.revocation_registry (record_id, root_id, namespace) VALUES (:b
 SELECT invariant, record_id, detail FROM memtx.check_invariants();
 ROLLBACK;
 
--- single truth: without the exclusion constraint two active rivals can be planted
+-- single truth: without the exclusion constraint two active rivals can be planted (records
+-- planted behind the API have no receipt that settled them: receipt_chain names them too, §17)
 BEGIN;
 ALTER TABLE memtx.records DROP CONSTRAINT records_single_truth;
 INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, state, authority, confidence, owner, staged_xid, staged_pos)
@@ -120,7 +121,8 @@ SELECT :t1, 'default', 'order:900', 'refund_eligible', v::jsonb, 'committed', 0.
   FROM (VALUES ('true'), ('1.0')) AS x(v);
 SELECT invariant, record_id, detail FROM memtx.check_invariants() ORDER BY record_id;
 ROLLBACK;
--- the same value, or disjoint validity, is no conflict
+-- the same value, or disjoint validity, is no single-truth conflict (the planted records still
+-- have no receipt)
 BEGIN;
 ALTER TABLE memtx.records DROP CONSTRAINT records_single_truth;
 INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, state, authority, confidence, owner, staged_xid, staged_pos, valid)

@@ -1,4 +1,4 @@
--- memtx.lineage and memtx.lineage_dot (SPEC §9): DAG walks down and up.
+-- memtx.lineage and memtx.lineage_dot (SPEC §9, §17): DAG walks down and up, through restored copies too.
 \i test/sql/include/prelude.psql
 
 SELECT memtx.register_tool('issue_refund', false);
@@ -44,3 +44,29 @@ SELECT memtx.begin('low') AS t2 \gset
 SELECT memtx.stage(:t2, 'say "hi"', 'back\slash', '1') AS q \gset
 SELECT memtx.lineage_dot(:q);
 SELECT count(*) FROM memtx.abort(:t2);
+
+-- SPEC §17: lineage walks restored_from as well as derivation edges, and says how it reached
+-- each record (via: derived_from or restored_from; derived_from when both reach it at its
+-- depth; NULL for the record itself).  p, then a derived from p; c restored from p (a copy,
+-- with no edge); r derived from a and c.
+SET memtx.logical_now = '2031-01-01 00:00+00';
+SELECT memtx.begin('medium') AS t3 \gset
+SELECT memtx.stage(:t3, 'order:1000', 'status', '"open"') AS p \gset
+SELECT memtx.stage(:t3, 'order:1000', 'open_since', '"2031"', derived_from => ARRAY[:p]) AS a \gset
+SELECT count(*) FROM memtx.commit(:t3);
+SET memtx.logical_now = '2031-01-02 00:00+00';
+SELECT memtx.begin('medium') AS t4 \gset
+SELECT memtx.restore(:t4, 'order:1000', 'status', '2031-01-01 12:00+00') AS c \gset
+SELECT memtx.stage(:t4, 'order:1000', 'summary', '"open since 2031"', kind => 'summary', derived_from => ARRAY[:a, :c]) AS r \gset
+SELECT count(*) FROM memtx.commit(:t4);
+RESET memtx.logical_now;
+SELECT record_id IN (:p, :a, :c, :r) AS known, record_id = :c AS is_c, depth, parent_ids = ARRAY[:a, :c]::bigint[] AS from_a_c,
+       kind, state, via
+  FROM memtx.lineage(:p);
+-- going up, the original of a copy is reached through restored_from; p is reached at depth 2
+-- both ways (from a by an edge, from c as its original): derived_from
+SELECT record_id = :p AS is_p, record_id = :c AS is_c, depth, via FROM memtx.lineage(:r, 'up');
+SELECT record_id = :p AS is_p, depth, parent_ids, via FROM memtx.lineage(:c, 'up');
+SELECT record_id = :c AS is_c, record_id = :r AS is_r, depth, via FROM memtx.lineage(:c);
+-- DOT: the copy hangs from its original on a dashed edge
+SELECT memtx.lineage_dot(:c);

@@ -97,7 +97,9 @@ SET ROLE regress_restore_b;
 SELECT pg_temp.try(format('SELECT memtx.restore(%s, %L, %L, %L)', :txb, 'acct:3', 'limit', '2030-01-03 12:00+00'));
 SELECT pg_temp.try(format('SELECT memtx.restore(%s, %L, %L, %L)', :tx, 'acct:1', 'status', '2030-01-01 12:00+00'));
 RESET ROLE;
-SELECT count(*) FROM memtx.erase(:r1);
+-- erasing r1 erases r3, the copy restored from it, too (SPEC §17)
+SELECT record_id, action, reason FROM memtx.erase(:r1) ORDER BY id;
+SELECT id, state, value, erased_at IS NOT NULL AS erased FROM memtx.records WHERE id IN (:r1, :r3) ORDER BY id;
 SET ROLE regress_restore_a;
 SELECT pg_temp.try(format('SELECT memtx.restore(%s, %L, %L, %L)', :tx, 'acct:1', 'status', '2030-01-01 12:00+00'));
 SELECT pg_temp.try(format('SELECT memtx.restore(NULL, %L, %L, %L)', 'acct:1', 'status', '2030-01-01 12:00+00'));
