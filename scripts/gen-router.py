@@ -109,6 +109,7 @@ NOT_ROUTED = {
     "receipts_guard": "internal: trigger",
     "value_salted_digest": "internal: receipt digest",
     "receipt_columns": "internal: receipt body",
+    "receipt_ids": "internal: the record ids a receipt body lists",
     "history_write": "internal: trigger",
     "dispositions": "internal: the checker's list of dispositions",
     "receipt_problems": "internal: the receipt checker",

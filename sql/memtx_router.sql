@@ -572,7 +572,7 @@ BEGIN
     END;
 END
 $body$;
-COMMENT ON FUNCTION memtx.erase(bigint, text) IS 'harness: legal erasure — revoke the record (reason erased, cascade as for revoke) unless revoked already, then replace its value by JSON null in the record and in every copy memtx keeps; returns the repair log rows (router: runs on the node of its record)';
+COMMENT ON FUNCTION memtx.erase(bigint, text) IS 'harness: legal erasure — revoke the record (reason erased, cascade as for revoke) unless revoked already, then replace its value by JSON null in the record and in every copy memtx keeps, and do the same to every record restored from it (and from those); returns the repair log rows (router: runs on the node of its record)';
 
 -- memtx.expire_transactions(text): the node of argument namespace, every node when it is NULL (union)
 CREATE FUNCTION memtx_router.expire_transactions_on(memtx_router_node integer, namespace text)
@@ -767,7 +767,7 @@ COMMENT ON FUNCTION memtx.is_harness() IS 'whether the current role is a harness
 
 -- memtx.lineage(bigint,text): runs on the node in the top bits of argument record
 CREATE FUNCTION memtx_router.lineage(record bigint, direction text)
-    RETURNS TABLE (record_id bigint, depth integer, parent_ids bigint[], kind memtx.kind, state memtx.state, entity text, attribute text, value jsonb)
+    RETURNS TABLE (record_id bigint, depth integer, parent_ids bigint[], kind memtx.kind, state memtx.state, entity text, attribute text, value jsonb, via text)
     LANGUAGE plproxy VOLATILE
 AS $plproxy$
     CLUSTER 'memtx_nodes';
@@ -776,7 +776,7 @@ AS $plproxy$
 $plproxy$;
 COMMENT ON FUNCTION memtx_router.lineage(bigint, text) IS 'the remote call of memtx.lineage, on the node of its record';
 CREATE FUNCTION memtx.lineage(record bigint, direction text DEFAULT 'down'::text)
-    RETURNS TABLE (record_id bigint, depth integer, parent_ids bigint[], kind memtx.kind, state memtx.state, entity text, attribute text, value jsonb)
+    RETURNS TABLE (record_id bigint, depth integer, parent_ids bigint[], kind memtx.kind, state memtx.state, entity text, attribute text, value jsonb, via text)
     LANGUAGE plpgsql VOLATILE
 AS $body$
 DECLARE
@@ -797,7 +797,7 @@ BEGIN
     END;
 END
 $body$;
-COMMENT ON FUNCTION memtx.lineage(bigint, text) IS 'walk the derived-from DAG from a record, down to its descendants or up to its ancestors; each record once, at its shortest depth (router: runs on the node of its record)';
+COMMENT ON FUNCTION memtx.lineage(bigint, text) IS 'walk the derived-from DAG and restored copies from a record, down to its descendants and copies or up to its ancestors and originals; each record once, at its shortest depth, with how it was reached (via: derived_from or restored_from) (router: runs on the node of its record)';
 
 -- memtx.lineage_dot(bigint): runs on the node in the top bits of argument record
 CREATE FUNCTION memtx_router.lineage_dot(record bigint)
@@ -831,7 +831,7 @@ BEGIN
     RETURN NULL;
 END
 $body$;
-COMMENT ON FUNCTION memtx.lineage_dot(bigint) IS 'the lineage of a record (ancestors and descendants) as Graphviz DOT (router: runs on the node of its record)';
+COMMENT ON FUNCTION memtx.lineage_dot(bigint) IS 'the lineage of a record (ancestors, descendants, originals and restored copies) as Graphviz DOT; restored copies on dashed edges (router: runs on the node of its record)';
 
 -- memtx.lookup(text,text,text,timestamp with time zone): runs on the node of argument namespace
 CREATE FUNCTION memtx_router.lookup(entity text, attribute text, namespace text, valid_at timestamp with time zone)
@@ -1746,6 +1746,7 @@ BEGIN ATOMIC
         ('memtx.read_set_usage()', 'per node: a node''s own shared read-set buffer (ask the node)'),
         ('memtx.recall_document(text,text,jsonb)', 'internal: index expression'),
         ('memtx.receipt_columns(text,bigint,text,bigint,text,text,timestamp with time zone)', 'internal: receipt body'),
+        ('memtx.receipt_ids(jsonb)', 'internal: the record ids a receipt body lists'),
         ('memtx.receipt_problems(text)', 'internal: the receipt checker'),
         ('memtx.receipts_guard()', 'internal: trigger'),
         ('memtx.reference_check()', 'internal: trigger'),
