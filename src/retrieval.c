@@ -30,6 +30,12 @@
  * Every row recall returns joins the read set exactly as memtx.read's do
  * (ReadSetJoin), so the flow-control rule of §4 3c covers recalled values.
  *
+ * The query, the text cursor and the batched visible scan are shared
+ * (retrieval.h): memtx.recall_similar (vector.c) reads its vector list
+ * through RetrievalScan too, and its hybrid form takes the text list from
+ * RetrievalTextOpen, so both recalls have one definition of what a
+ * transaction may see and of the text ranking.
+ *
  * memtx.lookup needs no memtx transaction: the active records on a slot (or
  * an entity) that the calling role may read, in id order, read at whatever
  * snapshot the SQL statement has.  It writes nothing (no read set, no lease,
@@ -39,7 +45,7 @@
  * but does not require membership of it: tenancy governs transactions.
  */
 #include "readset.h"
-#include "record.h"
+#include "retrieval.h"
 #include "visibility.h"
 
 #include "catalog/namespace.h"
@@ -50,8 +56,6 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-/* k of memtx.recall: 1..RECALL_MAX_K. */
-#define RECALL_MAX_K 1000
 /* The largest batch of matches read at once. */
 #define RECALL_MAX_BATCH 4096
 
@@ -65,9 +69,17 @@
 #define RECALL_MAX_QUERY_BYTES 65536
 #define RECALL_MAX_QUERY_ITEMS 2048
 
-/* The websearch query of SPEC §14, parsed once per call. */
-static TSQuery
-RecallQuery(Datum query)
+void
+RetrievalCheckK(int32 k)
+{
+	if (k < 1 || k > RETRIEVAL_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("k must be between 1 and %d, got %d", RETRIEVAL_MAX_K, k)));
+}
+
+TSQuery
+RetrievalQuery(Datum query)
 {
 	static Oid	english = InvalidOid;
 	text	   *raw = DatumGetTextPP(query);
@@ -93,22 +105,20 @@ RecallQuery(Datum query)
 	return parsed;
 }
 
-/*
- * The matches of query in namespace ns (entities starting with prefix, when
- * not NULL), best first, as an open cursor.
- */
-static Portal
-RecallOpen(const char *ns, TSQuery query, Datum prefix, bool no_prefix)
+Portal
+RetrievalTextOpen(const char *ns, TSQuery query, Datum prefix, bool no_prefix,
+				  Datum valid_at, bool no_valid_at)
 {
 	static SPIPlanPtr plan;
-	static const Oid types[] = {TEXTOID, TSQUERYOID, TEXTOID};
-	Datum		values[3];
-	char		nulls[3] = {' ', ' ', no_prefix ? 'n' : ' '};
+	static const Oid types[] = {TEXTOID, TSQUERYOID, TEXTOID, TIMESTAMPTZOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', no_prefix ? 'n' : ' ', no_valid_at ? 'n' : ' '};
 	Portal		portal;
 
 	values[0] = CStringGetTextDatum(ns);
 	values[1] = PointerGetDatum(query);
 	values[2] = prefix;
+	values[3] = valid_at;
 	portal = SPI_cursor_open(NULL,
 							 MemtxPlan(&plan,
 									   "WITH m AS MATERIALIZED ("
@@ -118,12 +128,79 @@ RecallOpen(const char *ns, TSQuery query, Datum prefix, bool no_prefix)
 									   "       AS recall_rank"
 									   "  FROM m WHERE m.namespace = $1"
 									   "   AND ($3 IS NULL OR starts_with(m.entity, $3))"
+									   "   AND ($4 IS NULL OR m.valid @> $4)"
 									   " ORDER BY recall_rank DESC, m.id",
-									   3, types),
+									   4, types),
 							 values, nulls, false);
 	if (portal == NULL)
 		elog(ERROR, "SPI_cursor_open failed: %s", SPI_result_code_string(SPI_result));
 	return portal;
+}
+
+bool
+RetrievalScan(MemtxTxn *t, Portal portal, int k, RetrievalEmit emit, void *arg)
+{
+	MemoryContext batchcxt;
+	bool		stopped = false;
+	long		batch;
+
+	batchcxt = AllocSetContextCreate(CurrentMemoryContext, "memtx retrieval batch",
+									 ALLOCSET_DEFAULT_SIZES);
+	for (batch = k; !stopped; batch = Min(batch * 2, RECALL_MAX_BATCH))
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(batchcxt);
+		SPITupleTable *tt;
+		uint64		n;
+		MemtxRec   *recs;
+		bool	   *visible;
+
+		SPI_cursor_fetch(portal, true, batch);
+		tt = SPI_tuptable;
+		n = SPI_processed;
+		recs = palloc(sizeof(MemtxRec) * (n + 1));
+		visible = palloc(sizeof(bool) * (n + 1));
+		for (uint64 i = 0; i < n; i++)
+			RecParse(tt->vals[i], tt->tupdesc, &recs[i]);
+		VisVisibleMany(t, recs, (int) n, visible);
+		for (uint64 i = 0; i < n && !stopped; i++)
+			if (visible[i])
+				stopped = emit(&recs[i], tt->vals[i], tt->tupdesc, arg);
+		SPI_freetuptable(tt);
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(batchcxt);
+		if (n < (uint64) batch)
+			break;
+	}
+	SPI_cursor_close(portal);
+	MemoryContextDelete(batchcxt);
+	return stopped;
+}
+
+/* What memtx.recall keeps of the visible matches: its rows and their ids. */
+typedef struct RecallOut
+{
+	ReturnSetInfo *rsinfo;
+	Datum	   *returned;
+	int			nreturned;
+	int			k;
+} RecallOut;
+
+static bool
+RecallEmit(MemtxRec *rec, HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	RecallOut  *out = (RecallOut *) arg;
+	Datum		values[5];
+	bool		nulls[5] = {false, false, false, false, false};
+	bool		isnull;
+
+	values[0] = Int64GetDatum(rec->id);
+	values[1] = CStringGetTextDatum(rec->entity);
+	values[2] = CStringGetTextDatum(rec->attribute);
+	values[3] = SPI_getbinval(tuple, desc, SPI_fnumber(desc, "value"), &isnull);
+	values[4] = SPI_getbinval(tuple, desc, SPI_fnumber(desc, "recall_rank"), &isnull);
+	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
+	out->returned[out->nreturned++] = Int64GetDatum(rec->id);
+	return out->nreturned == out->k;
 }
 
 /*
@@ -138,27 +215,19 @@ PG_FUNCTION_INFO_V1(memtx_recall);
 Datum
 memtx_recall(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemtxCall	call;
 	MemtxTxn   *t;
 	int32		k;
 	TSQuery		query;
-	Portal		portal;
-	MemoryContext batchcxt;
-	Datum	   *returned;
-	int			nreturned = 0;
-	long		batch;
+	RecallOut	out;
 
 	MemtxRequireArg(fcinfo, 1, "query");
 	MemtxRequireArg(fcinfo, 2, "k");
 	k = PG_GETARG_INT32(2);
-	if (k < 1 || k > RECALL_MAX_K)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("k must be between 1 and %d, got %d", RECALL_MAX_K, k)));
+	RetrievalCheckK(k);
 	t = VisReadBegin(fcinfo, &call, "memtx.recall");
 
-	query = RecallQuery(PG_GETARG_DATUM(1));
+	query = RetrievalQuery(PG_GETARG_DATUM(1));
 	if (query->size == 0)
 	{
 		/* empty, or stop words only: matches nothing */
@@ -166,56 +235,15 @@ memtx_recall(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 
-	returned = palloc(sizeof(Datum) * k);
-	batchcxt = AllocSetContextCreate(CurrentMemoryContext, "memtx recall batch",
-									 ALLOCSET_DEFAULT_SIZES);
-	portal = RecallOpen(t->namespace, query, PG_GETARG_DATUM(3), PG_ARGISNULL(3));
-	for (batch = k; nreturned < k; batch = Min(batch * 2, RECALL_MAX_BATCH))
-	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(batchcxt);
-		SPITupleTable *tt;
-		uint64		n;
-		MemtxRec   *recs;
-		bool	   *visible;
-		int			value_col;
-		int			rank_col;
+	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	out.returned = palloc(sizeof(Datum) * k);
+	out.nreturned = 0;
+	out.k = k;
+	RetrievalScan(t, RetrievalTextOpen(t->namespace, query, PG_GETARG_DATUM(3), PG_ARGISNULL(3),
+									   (Datum) 0, true),
+				  k, RecallEmit, &out);
 
-		SPI_cursor_fetch(portal, true, batch);
-		tt = SPI_tuptable;
-		n = SPI_processed;
-		value_col = SPI_fnumber(tt->tupdesc, "value");
-		rank_col = SPI_fnumber(tt->tupdesc, "recall_rank");
-		recs = palloc(sizeof(MemtxRec) * (n + 1));
-		visible = palloc(sizeof(bool) * (n + 1));
-		for (uint64 i = 0; i < n; i++)
-			RecParse(tt->vals[i], tt->tupdesc, &recs[i]);
-		VisVisibleMany(t, recs, (int) n, visible);
-		for (uint64 i = 0; i < n && nreturned < k; i++)
-		{
-			Datum		values[5];
-			bool		nulls[5] = {false, false, false, false, false};
-			bool		isnull;
-
-			if (!visible[i])
-				continue;
-			values[0] = Int64GetDatum(recs[i].id);
-			values[1] = CStringGetTextDatum(recs[i].entity);
-			values[2] = CStringGetTextDatum(recs[i].attribute);
-			values[3] = SPI_getbinval(tt->vals[i], tt->tupdesc, value_col, &isnull);
-			values[4] = SPI_getbinval(tt->vals[i], tt->tupdesc, rank_col, &isnull);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-			returned[nreturned++] = Int64GetDatum(recs[i].id);
-		}
-		SPI_freetuptable(tt);
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextReset(batchcxt);
-		if (n < (uint64) batch)
-			break;
-	}
-	SPI_cursor_close(portal);
-	MemoryContextDelete(batchcxt);
-
-	ReadSetJoin(t, returned, nreturned);
+	ReadSetJoin(t, out.returned, out.nreturned);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
