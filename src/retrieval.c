@@ -16,8 +16,9 @@
  * fewer than k, or none, whenever the top matches are invisible).  So the
  * matches are read through a cursor in rank order (rank descending, id
  * ascending: a total order, so the answer is deterministic) in batches that
- * double, each batch is filtered in one visibility pass, and reading stops
- * once k visible rows are found.  Ranking needs every match in the
+ * grow (at least doubling, sized by the share of visible rows seen so far),
+ * each batch is filtered in one visibility pass, and reading stops once k
+ * visible rows are found.  Ranking needs every match in the
  * namespace (the sort sees them all); what the batches save is the parsing
  * and the visibility work on the matches below the k-th visible one.
  *
@@ -137,16 +138,41 @@ RetrievalTextOpen(const char *ns, TSQuery query, Datum prefix, bool no_prefix,
 	return portal;
 }
 
+/*
+ * The next batch: at least twice the last, and up to four times it when the
+ * share of visible rows read so far (counted as at least one in sixteen)
+ * says the first batch's worth of visible rows wants more.  A transaction
+ * that sees one row in ten reads its k rows in two or three batches, each a
+ * visibility pass, rather than five; the cap keeps an unlucky first batch
+ * from reading far past what is needed.
+ */
+static long
+RetrievalNextBatch(long batch, int first_batch, uint64 nread, uint64 nvisible)
+{
+	long		next = batch * 2;
+
+	if (nvisible < (uint64) first_batch)
+	{
+		double		share = Max((double) nvisible / (double) Max(nread, 1), 1.0 / 16);
+		double		wanted = (first_batch - nvisible) / share;
+
+		next = Max(next, (long) Min(wanted, (double) batch * 4));
+	}
+	return Min(next, RECALL_MAX_BATCH);
+}
+
 bool
-RetrievalScan(MemtxTxn *t, Portal portal, int k, RetrievalEmit emit, void *arg)
+RetrievalScan(MemtxTxn *t, Portal portal, int first_batch, RetrievalEmit emit, void *arg)
 {
 	MemoryContext batchcxt;
 	bool		stopped = false;
-	long		batch;
+	long		batch = first_batch;
+	uint64		nread = 0;
+	uint64		nvisible = 0;
 
 	batchcxt = AllocSetContextCreate(CurrentMemoryContext, "memtx retrieval batch",
 									 ALLOCSET_DEFAULT_SIZES);
-	for (batch = k; !stopped; batch = Min(batch * 2, RECALL_MAX_BATCH))
+	while (!stopped)
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(batchcxt);
 		SPITupleTable *tt;
@@ -157,19 +183,22 @@ RetrievalScan(MemtxTxn *t, Portal portal, int k, RetrievalEmit emit, void *arg)
 		SPI_cursor_fetch(portal, true, batch);
 		tt = SPI_tuptable;
 		n = SPI_processed;
-		recs = palloc(sizeof(MemtxRec) * (n + 1));
+		recs = RecDecodeAll(tt, n);
 		visible = palloc(sizeof(bool) * (n + 1));
-		for (uint64 i = 0; i < n; i++)
-			RecParse(tt->vals[i], tt->tupdesc, &recs[i]);
 		VisVisibleMany(t, recs, (int) n, visible);
 		for (uint64 i = 0; i < n && !stopped; i++)
 			if (visible[i])
+			{
+				nvisible++;
 				stopped = emit(&recs[i], tt->vals[i], tt->tupdesc, arg);
+			}
+		nread += n;
 		SPI_freetuptable(tt);
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(batchcxt);
 		if (n < (uint64) batch)
 			break;
+		batch = RetrievalNextBatch(batch, first_batch, nread, nvisible);
 	}
 	SPI_cursor_close(portal);
 	MemoryContextDelete(batchcxt);

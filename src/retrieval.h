@@ -35,11 +35,11 @@ typedef bool (*RetrievalEmit) (MemtxRec *rec, HeapTuple tuple, TupleDesc desc, v
 
 /*
  * Read portal (memtx.records rows, maybe with more columns) in batches
- * that start at k rows and double, keep the rows visible to t
+ * that start at first_batch rows and grow (RetrievalNextBatch), keep the rows visible to t
  * (VisVisibleMany, one visibility pass per batch) and hand them to emit
  * until it asks to stop or the cursor ends; closes the portal.  Returns
  * whether emit stopped the scan.
  */
-extern bool RetrievalScan(MemtxTxn *t, Portal portal, int k, RetrievalEmit emit, void *arg);
+extern bool RetrievalScan(MemtxTxn *t, Portal portal, int first_batch, RetrievalEmit emit, void *arg);
 
 #endif							/* MEMTX_RETRIEVAL_H */

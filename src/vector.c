@@ -440,7 +440,8 @@ VectorNearest(MemtxTxn *t, const VectorModel *m, Oid vtype, FunctionCallInfo fci
 	portal = SPI_cursor_open(NULL, plans->approximate, values, nulls, false);
 	if (portal == NULL)
 		elog(ERROR, "SPI_cursor_open failed: %s", SPI_result_code_string(SPI_result));
-	(void) RetrievalScan(t, portal, list->k, VectorNearestEmit, list);
+	/* batches of k + 1 rows first: the row after the k-th ends the list */
+	(void) RetrievalScan(t, portal, list->k + 1, VectorNearestEmit, list);
 	if (list->n < list->k)
 	{
 		/* the index gave out first: search the namespace's embeddings exactly */
@@ -448,7 +449,7 @@ VectorNearest(MemtxTxn *t, const VectorModel *m, Oid vtype, FunctionCallInfo fci
 		portal = SPI_cursor_open(NULL, plans->exact, values, nulls, false);
 		if (portal == NULL)
 			elog(ERROR, "SPI_cursor_open failed: %s", SPI_result_code_string(SPI_result));
-		(void) RetrievalScan(t, portal, list->k, VectorNearestEmit, list);
+		(void) RetrievalScan(t, portal, list->k + 1, VectorNearestEmit, list);
 	}
 	qsort(list->hits, list->n, sizeof(VectorHit), VectorCompareDistance);
 	list->n = Min(list->n, list->k);
