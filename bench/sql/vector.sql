@@ -17,7 +17,8 @@
  *    several times faster than a million single inserts into the graph),
  *    with pgvector's defaults (m 16, ef_construction 64);
  *  - owners: one record in ten belongs to role bench_vec_reader, the others
- *    to bench_vec_other, all private.  A transaction of bench_vec_all (a
+ *    to bench_vec_other, all private; the reader's records are spread over
+ *    every cluster, so near any query about one record in ten is its.  A transaction of bench_vec_all (a
  *    member of both) sees every record; one of bench_vec_reader sees 10% of
  *    the store, so the filtered case runs on the same rows and index.
  *
@@ -127,7 +128,9 @@ BEGIN
     INSERT INTO memtx.embeddings (record_id, namespace, model, embedding)
     SELECT first + (i - have - 1), ns, 'bench64', bench.vector_point(c.v)::vector
       FROM generate_series(have + 1, n) i
-      JOIN bench.vector_centroids c ON c.c = (i * 7919) % clusters;
+      -- the reader's tenth spread over every cluster (i * 7919 alone would put
+      -- every tenth record in an even cluster)
+      JOIN bench.vector_centroids c ON c.c = (i * 7919 + i / 10) % clusters;
     PERFORM set_config('maintenance_work_mem', '4GB', true);
     EXECUTE def;
     INSERT INTO bench.store_size VALUES (ns, n)
