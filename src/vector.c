@@ -44,7 +44,7 @@
  * search finds late, nearer than rows already returned, is dropped.  A
  * filtered scan resumes often, so strict_order loses true neighbours
  * (recall@10 0.91 against 0.97 with 90% of a 20k store invisible, at the
- * default ef_search; bench scenario 11).  relaxed_order returns them, late;
+ * default ef_search; bench scenario 12).  relaxed_order returns them, late;
  * so the scan keeps the first k visible rows and then every visible row no
  * farther than the k-th nearest kept so far, and stops at the first visible
  * row beyond it.  Ties at the k-th distance are all read, so which of them

@@ -1,8 +1,8 @@
 /*
- * bench/sql/vector.sql — scenario 11: memtx.recall_similar (SPEC §19)
+ * bench/sql/vector.sql — scenario 12: memtx.recall_similar (SPEC §19)
  * against exact search and against a plain pgvector query on the same rows.
  *
- * Run by bench/run's scenario 11 as a superuser, after setup.sql, in the
+ * Run by bench/run's scenario 12 as a superuser, after setup.sql, in the
  * bench database with memtx_vector created (CREATE EXTENSION memtx_vector
  * CASCADE); needs pgvector >= 0.8.0.
  *
