@@ -165,6 +165,16 @@ VectorTypedPlan(SPIPlanPtr *slot, Oid *slot_type, Oid vtype, const char *sql,
 	return MemtxPlan(slot, sql, nargs, types);
 }
 
+/* Column col of row row of the current SPI result, an integer (NULL: 0). */
+static int32
+VectorGetInt32(int row, int col)
+{
+	bool		isnull;
+	Datum		d = MemtxGet(row, col, &isnull);
+
+	return isnull ? 0 : DatumGetInt32(d);
+}
+
 /* The registered model named by name; 42704 when there is none. */
 static void
 VectorModelGet(Datum name, VectorModel *m)
@@ -183,7 +193,7 @@ VectorModelGet(Datum name, VectorModel *m)
 				 errmsg("embedding model \"%s\" does not exist", TextDatumGetCString(name)),
 				 errhint("A harness registers models with memtx.register_embedding_model.")));
 	strlcpy(m->name, MemtxGetText(0, 1), sizeof(m->name));
-	m->dims = (int32) MemtxGetInt64(0, 2);
+	m->dims = VectorGetInt32(0, 2);
 	distance = MemtxGetText(0, 3);
 	m->distance = VectorDistanceOf(distance);
 	if (m->distance == VD_NDISTANCES)
@@ -210,7 +220,7 @@ VectorCheck(const VectorModel *m, Datum vector, Oid vtype, const char *what)
 							  "       NOT EXISTS (SELECT FROM pg_catalog.unnest(CAST($1 AS real[])) x WHERE x <> 0)",
 							  1, types),
 			  &vector, NULL, 1);
-	dims = (int32) MemtxGetInt64(0, 1);
+	dims = VectorGetInt32(0, 1);
 	if (dims != m->dims)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -720,8 +730,8 @@ memtx_register_embedding_model(PG_FUNCTION_ARGS)
 		if (SPI_processed > 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNIQUE_VIOLATION),
-					 errmsg("embedding model \"%s\" is registered with %lld dimensions and distance %s",
-							TextDatumGetCString(values[0]), (long long) MemtxGetInt64(0, 1),
+					 errmsg("embedding model \"%s\" is registered with %d dimensions and distance %s",
+							TextDatumGetCString(values[0]), VectorGetInt32(0, 1),
 							MemtxGetText(0, 2)),
 					 errdetail("A model's dimensions and distance never change: its embeddings and index depend on them."),
 					 errhint("Register the new model under another name.")));
