@@ -1,5 +1,9 @@
-EXTENSION  = memtx
-EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
+# memtx, and its companion memtx_vector (SPEC §19: semantic recall through
+# pgvector), which has no library of its own: its functions are C in memtx's
+# module, and memtx never needs pgvector (no header, no link)
+EXTENSION  = memtx memtx_vector
+EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" memtx.control)
+VECTOR_VERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" memtx_vector.control)
 
 MODULE_big = memtx
 OBJS       = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
@@ -11,8 +15,14 @@ HEADERS    = $(wildcard src/*.h)
 # sql/memtx--0.1.0.sql and one step script per release, sql/memtx--A--B.sql
 # (shipped even when empty); test/sql/upgrade.sql proves that a fresh install
 # equals an upgraded one.
-DATA       = sql/$(EXTENSION)--0.1.0.sql $(sort $(wildcard sql/$(EXTENSION)--*--*.sql))
-DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA       = sql/memtx--0.1.0.sql $(sort $(wildcard sql/memtx--*--*.sql))
+DATA_built = sql/memtx--$(EXTVERSION).sql
+# memtx_vector the same way: sql/memtx_vector.sql is its current catalog, built
+# as memtx_vector--$(VECTOR_VERSION).sql.  0.1.0 is its first release, so that
+# build is also its base; when 0.2.0 is released the 0.1.0 script is frozen
+# (committed as sql/memtx_vector--0.1.0.sql) and steps follow, as for memtx.
+DATA      += $(sort $(wildcard sql/memtx_vector--*--*.sql))
+DATA_built += sql/memtx_vector--$(VECTOR_VERSION).sql
 
 # memtx_router (SPEC §20), the companion installed in a router database in
 # front of memtx nodes: sql/memtx_router.sql is its current catalog,
@@ -46,7 +56,8 @@ TAP_TESTS   = 1
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 export TEMP_CONFIG ?= $(CURDIR)/test/tap.conf
 
-EXTRA_CLEAN = test/results test/regression.diffs test/regression.out test/output_iso tmp_check
+EXTRA_CLEAN = test/results test/regression.diffs test/regression.out test/output_iso tmp_check \
+	test/vector/results test/vector/regression.diffs test/vector/regression.out test/vector/output_iso
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -55,7 +66,10 @@ include $(PGXS)
 # every object depends on the project's headers (PGXS tracks none by default)
 $(OBJS): $(HEADERS)
 
-sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+sql/memtx--$(EXTVERSION).sql: sql/memtx.sql
+	cp $< $@
+
+sql/memtx_vector--$(VECTOR_VERSION).sql: sql/memtx_vector.sql
 	cp $< $@
 
 sql/memtx_router--$(ROUTER_VERSION).sql: sql/memtx_router.sql
@@ -140,6 +154,20 @@ installcheck-enumerate-c:
 # with one node)
 installcheck-router:
 	PATH="$(bindir):$$PATH" bash test/router/run
+# memtx_vector's tests, which need pgvector (test/run-cluster runs them as
+# runner "vector" when pgvector is available and reports them skipped, with
+# the way to install it, when not): pg_regress over test/vector/sql, then the
+# isolation specs test/vector/specs
+VECTOR_REGRESS   = $(patsubst test/vector/sql/%.sql,%,$(sort $(wildcard test/vector/sql/*.sql)))
+VECTOR_ISOLATION = $(patsubst test/vector/specs/%.spec,%,$(sort $(wildcard test/vector/specs/*.spec)))
+.PHONY: installcheck-vector installcheck-vector-isolation
+installcheck-vector:
+	$(pg_regress_installcheck) --inputdir=test/vector --outputdir=test/vector \
+		--load-extension=btree_gist --dbname=memtx_vector_regression $(VECTOR_REGRESS)
+
+installcheck-vector-isolation:
+	$(pg_isolation_regress_installcheck) --inputdir=test/vector --outputdir=test/vector/output_iso \
+		--load-extension=btree_gist --dbname=memtx_vector_isolation $(VECTOR_ISOLATION)
 
 # the Node client, the memtx-mcp server and the snippets of "Using memtx from an
 # MCP host", with node --test (npm ci first when node_modules is missing or stale)

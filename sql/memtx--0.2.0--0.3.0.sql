@@ -98,8 +98,9 @@ BEGIN
          ORDER BY r.id;
 END $$;
 
--- §15, §18: memory_recall's properties are recall's arguments, valid_at
--- included.
+-- §15, §18, §19: memory_recall's properties are recall's arguments, valid_at
+-- included, and `semantic` while the companion extension memtx_vector is
+-- installed (looked up at each call).
 CREATE OR REPLACE FUNCTION memtx.tool_specs(format text DEFAULT 'openai') RETURNS jsonb
     LANGUAGE plpgsql STABLE PARALLEL SAFE CALLED ON NULL INPUT
     SET search_path = pg_catalog, pg_temp
@@ -135,7 +136,11 @@ BEGIN
             'query', '{"type": "string", "description": "What to look for: plain words, or web-search syntax (\"quoted phrase\", or, -excluded). A query of stop words only finds nothing."}'::jsonb,
             'k', '{"type": "integer", "minimum": 1, "maximum": 1000, "default": 8, "description": "How many records to return at most."}'::jsonb,
             'entity_prefix', nonempty || '{"description": "Only records whose entity starts with this text (a plain prefix, not a pattern), e.g. \"customer:42\"."}',
-            'valid_at', '{"type": "string", "format": "date-time", "description": "Only records whose validity contains this instant, an ISO 8601 timestamp with a UTC offset (e.g. now, for a store whose items expire). Omit to ignore validity."}'::jsonb),
+            'valid_at', '{"type": "string", "format": "date-time", "description": "Only records whose validity contains this instant, an ISO 8601 timestamp with a UTC offset (e.g. now, for a store whose items expire). Omit to ignore validity."}'::jsonb)
+         -- §19: with memtx_vector installed, the runner may also search by meaning
+         || CASE WHEN EXISTS (SELECT FROM pg_extension WHERE extname = 'memtx_vector')
+                 THEN jsonb_build_object('semantic', '{"type": "boolean", "default": false, "description": "Also search by meaning: records whose content is similar to the query count even without its words (the keyword and similarity rankings are fused)."}'::jsonb)
+                 ELSE '{}' END,
          ARRAY['query']),
         (2, 'memory_read',
          'Read the records you may see, narrowed to an entity, an attribute or both (omit both to read '

@@ -1444,7 +1444,10 @@ COMMENT ON FUNCTION memtx.is_tool_name(text) IS 'whether a name may name a domai
  * use memtx.is_tool_name), and a tool registered under
  * 0.1.0 with such a name is left out rather than spoiling the whole list.
  * STABLE, read-only and free of memtx transactions: it runs under any
- * isolation level and on a hot standby.
+ * isolation level and on a hot standby.  memory_recall has one property
+ * that is no argument of memtx.recall: `semantic` (§19), offered while the
+ * companion extension memtx_vector is installed (looked up at each call), for
+ * runners that embed the query and call memtx.recall_similar instead.
  */
 CREATE FUNCTION memtx.tool_specs(format text DEFAULT 'openai') RETURNS jsonb
     LANGUAGE plpgsql STABLE PARALLEL SAFE CALLED ON NULL INPUT
@@ -1481,7 +1484,11 @@ BEGIN
             'query', '{"type": "string", "description": "What to look for: plain words, or web-search syntax (\"quoted phrase\", or, -excluded). A query of stop words only finds nothing."}'::jsonb,
             'k', '{"type": "integer", "minimum": 1, "maximum": 1000, "default": 8, "description": "How many records to return at most."}'::jsonb,
             'entity_prefix', nonempty || '{"description": "Only records whose entity starts with this text (a plain prefix, not a pattern), e.g. \"customer:42\"."}',
-            'valid_at', '{"type": "string", "format": "date-time", "description": "Only records whose validity contains this instant, an ISO 8601 timestamp with a UTC offset (e.g. now, for a store whose items expire). Omit to ignore validity."}'::jsonb),
+            'valid_at', '{"type": "string", "format": "date-time", "description": "Only records whose validity contains this instant, an ISO 8601 timestamp with a UTC offset (e.g. now, for a store whose items expire). Omit to ignore validity."}'::jsonb)
+         -- §19: with memtx_vector installed, the runner may also search by meaning
+         || CASE WHEN EXISTS (SELECT FROM pg_extension WHERE extname = 'memtx_vector')
+                 THEN jsonb_build_object('semantic', '{"type": "boolean", "default": false, "description": "Also search by meaning: records whose content is similar to the query count even without its words (the keyword and similarity rankings are fused)."}'::jsonb)
+                 ELSE '{}' END,
          ARRAY['query']),
         (2, 'memory_read',
          'Read the records you may see, narrowed to an entity, an attribute or both (omit both to read '

@@ -521,11 +521,8 @@ PG_FUNCTION_INFO_V1(memtx_revoke);
 Datum
 memtx_revoke(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr load;
-	static const Oid types[] = {INT8OID};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemtxCall	call;
-	Datum		values[1];
 	int64		id;
 	MemtxRec	rec;
 	char	   *note = NULL;
@@ -544,23 +541,7 @@ memtx_revoke(PG_FUNCTION_ARGS)
 
 	MemtxCallBegin(&call);
 	(void) FenceAdmitWriter(call.caller_name);
-	values[0] = Int64GetDatum(id);
-	MemtxExec(MemtxPlan(&load, "SELECT r.* FROM memtx.records r WHERE r.id = $1", 1, types),
-			  values, NULL, 1);
-	/* a record the caller may not read answers as one that does not exist */
-	if (SPI_processed == 0)
-		RecNotFound("record", id);
-	RecParse(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &rec);
-	if (!MemtxIsHarness(call.caller))
-	{
-		if (!VisReadable(call.caller, &rec))
-			RecNotFound("record", id);
-		if (!MemtxRoleIsMember(call.caller, rec.owner))
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("permission denied to revoke record %lld", (long long) id),
-					 errdetail("Only its owner or a harness may revoke it.")));
-	}
+	RecFetchOwned(&call, id, "revoke", &rec);
 
 	CascadeRun(rec.namespace, &id, 1, MR_REVOKED, note, rsinfo->setResult,
 			   CASCADE_RECEIPT_PER_ROOT, 0);

@@ -84,6 +84,7 @@
  *   expire_transactions  -    x    exclusive  -    -    x
  *   fence                x    x    exclusive  -    -    x
  *   unfence              x    -    -          -    -    -
+ *   embed (memtx_vector) s    -    shared     -    -    -
  *
  * Level 2 taken shared and later wanted exclusive in the same SQL
  * transaction (a commit, then a revoke) is an upgrade that can deadlock

@@ -224,6 +224,35 @@ RecFetchByIds(MemtxCall *call, Oid agent, ArrayType *ids, int n, const char *wha
 	return recs;
 }
 
+/*
+ * Record id for a call that its owner or a harness may make (revoke, embed;
+ * verb names it in the error): 42704 when it does not exist or the caller
+ * may not read it, 42501 when the caller may read it but does not own it.
+ */
+void
+RecFetchOwned(MemtxCall *call, int64 id, const char *verb, MemtxRec *rec)
+{
+	static SPIPlanPtr load;
+	static const Oid types[] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+
+	MemtxExec(MemtxPlan(&load, "SELECT r.* FROM memtx.records r WHERE r.id = $1", 1, types),
+			  values, NULL, 1);
+	if (SPI_processed == 0)
+		RecNotFound("record", id);
+	RecParse(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, rec);
+	if (MemtxIsHarness(call->caller))
+		return;
+	/* a record the caller may not read answers as one that does not exist */
+	if (!VisReadable(call->caller, rec))
+		RecNotFound("record", id);
+	if (!MemtxRoleIsMember(call->caller, rec->owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to %s record %lld", verb, (long long) id),
+				 errdetail("Only its owner or a harness may %s it.", verb)));
+}
+
 /* The one error for a record id that does not exist or may not be read. */
 void
 RecNotFound(const char *what, int64 id)

@@ -79,6 +79,7 @@ extern Datum RecIdsDatum(Datum *ids, int n);
 extern Datum RecIdsDatumOf(const int64 *ids, int n);
 extern MemtxRec *RecFetchByIds(MemtxCall *call, Oid agent, ArrayType *ids, int n,
 							   const char *what);
+extern void RecFetchOwned(MemtxCall *call, int64 id, const char *verb, MemtxRec *rec);
 extern void RecNotFound(const char *what, int64 id) pg_attribute_noreturn();
 
 /* visibility.c */

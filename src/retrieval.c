@@ -16,8 +16,9 @@
  * fewer than k, or none, whenever the top matches are invisible).  So the
  * matches are read through a cursor in rank order (rank descending, id
  * ascending: a total order, so the answer is deterministic) in batches that
- * double, each batch is filtered in one visibility pass, and reading stops
- * once k visible rows are found.  Ranking needs every match in the
+ * grow (at least doubling, sized by the share of visible rows seen so far),
+ * each batch is filtered in one visibility pass, and reading stops once k
+ * visible rows are found.  Ranking needs every match in the
  * namespace (the sort sees them all); what the batches save is the parsing
  * and the visibility work on the matches below the k-th visible one.
  *
@@ -29,6 +30,12 @@
  *
  * Every row recall returns joins the read set exactly as memtx.read's do
  * (ReadSetJoin), so the flow-control rule of §4 3c covers recalled values.
+ *
+ * The query, the text cursor and the batched visible scan are shared
+ * (retrieval.h): memtx.recall_similar (vector.c) reads its vector list
+ * through RetrievalScan too, and its hybrid form takes the text list from
+ * RetrievalTextOpen, so both recalls have one definition of what a
+ * transaction may see and of the text ranking.
  *
  * memtx.lookup needs no memtx transaction: the active records on a slot (or
  * an entity) that the calling role may read, in id order, read at whatever
@@ -44,7 +51,7 @@
  * expired item disappears from lookup and recall without any retraction.
  */
 #include "readset.h"
-#include "record.h"
+#include "retrieval.h"
 #include "visibility.h"
 
 #include "catalog/namespace.h"
@@ -55,8 +62,6 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-/* k of memtx.recall: 1..RECALL_MAX_K. */
-#define RECALL_MAX_K 1000
 /* The largest batch of matches read at once. */
 #define RECALL_MAX_BATCH 4096
 
@@ -70,9 +75,17 @@
 #define RECALL_MAX_QUERY_BYTES 65536
 #define RECALL_MAX_QUERY_ITEMS 2048
 
-/* The websearch query of SPEC §14, parsed once per call. */
-static TSQuery
-RecallQuery(Datum query)
+void
+RetrievalCheckK(int32 k)
+{
+	if (k < 1 || k > RETRIEVAL_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("k must be between 1 and %d, got %d", RETRIEVAL_MAX_K, k)));
+}
+
+TSQuery
+RetrievalQuery(Datum query)
 {
 	static Oid	english = InvalidOid;
 	text	   *raw = DatumGetTextPP(query);
@@ -98,24 +111,20 @@ RecallQuery(Datum query)
 	return parsed;
 }
 
-/*
- * The matches of query in namespace ns (entities starting with prefix, when
- * not NULL; valid at valid_at, when not NULL), best first, as an open
- * cursor.
- */
-static Portal
-RecallOpen(const char *ns, TSQuery query, NullableDatum prefix, NullableDatum valid_at)
+Portal
+RetrievalTextOpen(const char *ns, TSQuery query, Datum prefix, bool no_prefix,
+				  Datum valid_at, bool no_valid_at)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {TEXTOID, TSQUERYOID, TEXTOID, TIMESTAMPTZOID};
 	Datum		values[4];
-	char		nulls[4] = {' ', ' ', prefix.isnull ? 'n' : ' ', valid_at.isnull ? 'n' : ' '};
+	char		nulls[4] = {' ', ' ', no_prefix ? 'n' : ' ', no_valid_at ? 'n' : ' '};
 	Portal		portal;
 
 	values[0] = CStringGetTextDatum(ns);
 	values[1] = PointerGetDatum(query);
-	values[2] = prefix.value;
-	values[3] = valid_at.value;
+	values[2] = prefix;
+	values[3] = valid_at;
 	portal = SPI_cursor_open(NULL,
 							 MemtxPlan(&plan,
 									   "WITH m AS MATERIALIZED ("
@@ -135,6 +144,100 @@ RecallOpen(const char *ns, TSQuery query, NullableDatum prefix, NullableDatum va
 }
 
 /*
+ * The next batch: at least twice the last, and up to four times it when the
+ * share of visible rows read so far (counted as at least one in sixteen)
+ * says the first batch's worth of visible rows wants more.  A transaction
+ * that sees one row in ten reads its k rows in two or three batches, each a
+ * visibility pass, rather than five; the cap keeps an unlucky first batch
+ * from reading far past what is needed.
+ */
+static long
+RetrievalNextBatch(long batch, int first_batch, uint64 nread, uint64 nvisible)
+{
+	long		next = batch * 2;
+
+	if (nvisible < (uint64) first_batch)
+	{
+		double		share = Max((double) nvisible / (double) Max(nread, 1), 1.0 / 16);
+		double		wanted = (first_batch - nvisible) / share;
+
+		next = Max(next, (long) Min(wanted, (double) batch * 4));
+	}
+	return Min(next, RECALL_MAX_BATCH);
+}
+
+bool
+RetrievalScan(MemtxTxn *t, Portal portal, int first_batch, RetrievalEmit emit, void *arg)
+{
+	MemoryContext batchcxt;
+	bool		stopped = false;
+	long		batch = first_batch;
+	uint64		nread = 0;
+	uint64		nvisible = 0;
+
+	batchcxt = AllocSetContextCreate(CurrentMemoryContext, "memtx retrieval batch",
+									 ALLOCSET_DEFAULT_SIZES);
+	while (!stopped)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(batchcxt);
+		SPITupleTable *tt;
+		uint64		n;
+		MemtxRec   *recs;
+		bool	   *visible;
+
+		SPI_cursor_fetch(portal, true, batch);
+		tt = SPI_tuptable;
+		n = SPI_processed;
+		recs = RecDecodeAll(tt, n);
+		visible = palloc(sizeof(bool) * (n + 1));
+		VisVisibleMany(t, recs, (int) n, visible);
+		for (uint64 i = 0; i < n && !stopped; i++)
+			if (visible[i])
+			{
+				nvisible++;
+				stopped = emit(&recs[i], tt->vals[i], tt->tupdesc, arg);
+			}
+		nread += n;
+		SPI_freetuptable(tt);
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(batchcxt);
+		if (n < (uint64) batch)
+			break;
+		batch = RetrievalNextBatch(batch, first_batch, nread, nvisible);
+	}
+	SPI_cursor_close(portal);
+	MemoryContextDelete(batchcxt);
+	return stopped;
+}
+
+/* What memtx.recall keeps of the visible matches: its rows and their ids. */
+typedef struct RecallOut
+{
+	ReturnSetInfo *rsinfo;
+	Datum	   *returned;
+	int			nreturned;
+	int			k;
+} RecallOut;
+
+static bool
+RecallEmit(MemtxRec *rec, HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	RecallOut  *out = (RecallOut *) arg;
+	Datum		values[5];
+	bool		nulls[5] = {false, false, false, false, false};
+	bool		isnull;
+
+	values[0] = Int64GetDatum(rec->id);
+	values[1] = CStringGetTextDatum(rec->entity);
+	values[2] = CStringGetTextDatum(rec->attribute);
+	values[3] = SPI_getbinval(tuple, desc, SPI_fnumber(desc, "value"), &isnull);
+	values[4] = SPI_getbinval(tuple, desc, SPI_fnumber(desc, "recall_rank"), &isnull);
+	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
+	out->returned[out->nreturned++] = Int64GetDatum(rec->id);
+	return out->nreturned == out->k;
+}
+
+/*
  * memtx.recall(tx, query, k, entity_prefix, valid_at) →
  *     TABLE (record_id, entity, attribute, value, rank)
  *
@@ -145,27 +248,19 @@ PG_FUNCTION_INFO_V1(memtx_recall);
 Datum
 memtx_recall(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemtxCall	call;
 	MemtxTxn   *t;
 	int32		k;
 	TSQuery		query;
-	Portal		portal;
-	MemoryContext batchcxt;
-	Datum	   *returned;
-	int			nreturned = 0;
-	long		batch;
+	RecallOut	out;
 
 	MemtxRequireArg(fcinfo, 1, "query");
 	MemtxRequireArg(fcinfo, 2, "k");
 	k = PG_GETARG_INT32(2);
-	if (k < 1 || k > RECALL_MAX_K)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("k must be between 1 and %d, got %d", RECALL_MAX_K, k)));
+	RetrievalCheckK(k);
 	t = VisReadBegin(fcinfo, &call, "memtx.recall");
 
-	query = RecallQuery(PG_GETARG_DATUM(1));
+	query = RetrievalQuery(PG_GETARG_DATUM(1));
 	if (query->size == 0)
 	{
 		/* empty, or stop words only: matches nothing */
@@ -173,56 +268,15 @@ memtx_recall(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 
-	returned = palloc(sizeof(Datum) * k);
-	batchcxt = AllocSetContextCreate(CurrentMemoryContext, "memtx recall batch",
-									 ALLOCSET_DEFAULT_SIZES);
-	portal = RecallOpen(t->namespace, query, fcinfo->args[3], fcinfo->args[4]);
-	for (batch = k; nreturned < k; batch = Min(batch * 2, RECALL_MAX_BATCH))
-	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(batchcxt);
-		SPITupleTable *tt;
-		uint64		n;
-		MemtxRec   *recs;
-		bool	   *visible;
-		int			value_col;
-		int			rank_col;
+	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	out.returned = palloc(sizeof(Datum) * k);
+	out.nreturned = 0;
+	out.k = k;
+	RetrievalScan(t, RetrievalTextOpen(t->namespace, query, PG_GETARG_DATUM(3), PG_ARGISNULL(3),
+									   PG_GETARG_DATUM(4), PG_ARGISNULL(4)),
+				  k, RecallEmit, &out);
 
-		SPI_cursor_fetch(portal, true, batch);
-		tt = SPI_tuptable;
-		n = SPI_processed;
-		value_col = SPI_fnumber(tt->tupdesc, "value");
-		rank_col = SPI_fnumber(tt->tupdesc, "recall_rank");
-		recs = palloc(sizeof(MemtxRec) * (n + 1));
-		visible = palloc(sizeof(bool) * (n + 1));
-		for (uint64 i = 0; i < n; i++)
-			RecParse(tt->vals[i], tt->tupdesc, &recs[i]);
-		VisVisibleMany(t, recs, (int) n, visible);
-		for (uint64 i = 0; i < n && nreturned < k; i++)
-		{
-			Datum		values[5];
-			bool		nulls[5] = {false, false, false, false, false};
-			bool		isnull;
-
-			if (!visible[i])
-				continue;
-			values[0] = Int64GetDatum(recs[i].id);
-			values[1] = CStringGetTextDatum(recs[i].entity);
-			values[2] = CStringGetTextDatum(recs[i].attribute);
-			values[3] = SPI_getbinval(tt->vals[i], tt->tupdesc, value_col, &isnull);
-			values[4] = SPI_getbinval(tt->vals[i], tt->tupdesc, rank_col, &isnull);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-			returned[nreturned++] = Int64GetDatum(recs[i].id);
-		}
-		SPI_freetuptable(tt);
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextReset(batchcxt);
-		if (n < (uint64) batch)
-			break;
-	}
-	SPI_cursor_close(portal);
-	MemoryContextDelete(batchcxt);
-
-	ReadSetJoin(t, returned, nreturned);
+	ReadSetJoin(t, out.returned, out.nreturned);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }

@@ -108,6 +108,29 @@ BEGIN
 END $$;
 
 /*
+ * The committed memtx transaction rows of a bulk load of n records into ns
+ * by agent: one per ten records, as agents writing through the API would
+ * leave (a single transaction for the whole store would give the planner
+ * statistics no real store has).  Record i (from 0) of the load belongs to
+ * the returned id + i / 10.
+ */
+CREATE FUNCTION bench.bulk_txs(ns text, n bigint, agent text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    tx bigint := nextval('memtx.transaction_id_seq');
+BEGIN
+    PERFORM setval('memtx.transaction_id_seq', tx + (n - 1) / 10);
+    INSERT INTO memtx.transactions (id, agent, tier, isolation, namespace, snapshot,
+                                    snapshot_xid, snapshot_seq, status,
+                                    lease_expires_at, ended_at)
+    SELECT tx + k, agent, 'medium', 'verified_read', ns, pg_current_snapshot(),
+           pg_current_xact_id(), nextval('memtx.clock'), 'committed',
+           clock_timestamp(), clock_timestamp()
+      FROM generate_series(0, (n - 1) / 10) k;
+    RETURN tx;
+END $$;
+
+/*
  * Grow the store of namespace ns to n unrelated records, slots e<i>/a (in
  * namespace recall: scenario 8's generated sentences, bench.recall_filler), all
  * action_safe (so every isolation level sees them), in chains of ten
@@ -129,18 +152,7 @@ BEGIN
         RETURN have;
     END IF;
     PERFORM set_config('session_replication_role', 'replica', true);
-    -- one committed memtx transaction per ten records, as agents writing
-    -- through the API would leave (a single transaction for the whole store
-    -- would give the planner statistics no real store has)
-    tx := nextval('memtx.transaction_id_seq');
-    PERFORM setval('memtx.transaction_id_seq', tx + (n - have - 1) / 10);
-    INSERT INTO memtx.transactions (id, agent, tier, isolation, namespace, snapshot,
-                                    snapshot_xid, snapshot_seq, status,
-                                    lease_expires_at, ended_at)
-    SELECT tx + k, current_user, 'medium', 'verified_read', ns, pg_current_snapshot(),
-           pg_current_xact_id(), nextval('memtx.clock'), 'committed',
-           clock_timestamp(), clock_timestamp()
-      FROM generate_series(0, (n - have - 1) / 10) k;
+    tx := bench.bulk_txs(ns, n - have, current_user);
     first := bench.reserve_ids(n - have);
     pos := nextval('memtx.clock');
     INSERT INTO memtx.records (id, tx_id, namespace, entity, attribute, value, kind,

@@ -6,15 +6,22 @@
 # (count and md5 of the ordered rows) and every sequence, keep the invariants
 # and keep working.  Prints TAP lines; with MEMTX_TEST_OUT set, writes
 # "passed failed" to $MEMTX_TEST_OUT/dump.count.  Exit status 0 when all passed.
+#
+# MEMTX_DUMP_VECTOR=1 (the vector runner of test/run-cluster, with pgvector):
+# the store has memtx_vector too (test/vector/populate.sql: models and
+# embeddings), whose HNSW indexes must come back and answer recall_similar
+# as before; the counts go to vector_dump.count.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${MEMTX_TEST_OUT:-}
 rounds=${MEMTX_DUMP_ROUNDS:-3}
+vector=${MEMTX_DUMP_VECTOR:-}
+name=dump; [ -n "$vector" ] && name=vector_dump
 dump=$(mktemp /tmp/memtx-dump.XXXXXX)
 trap 'rm -f "$dump"' EXIT
 passed=0; failed=0
 check() { if [ "$2" = "$3" ]; then passed=$((passed + 1)); echo "ok - $1"; else failed=$((failed + 1)); echo "not ok - $1: '$2' vs '$3'"; fi; }
-died() { echo "dump: $1" >&2; [ -n "$out" ] && touch "$out/dump.died"; exit 1; }
+died() { echo "$name: $1" >&2; [ -n "$out" ] && touch "$out/$name.died"; exit 1; }
 sql() { psql -X -At -v ON_ERROR_STOP=1 -d "$1" -c "$2"; }
 
 # one line per table of the store: name, row count, md5 of its rows in order
@@ -38,13 +45,22 @@ states="SELECT string_agg(id || ':' || state, ',' ORDER BY id) FROM memtx.record
 dropdb --if-exists memtx_dump_src 2>/dev/null
 createdb memtx_dump_src || died "createdb failed"
 psql -X -q -v ON_ERROR_STOP=1 -d memtx_dump_src -f test/dump/populate.sql >/dev/null || died "populating failed"
+if [ -n "$vector" ]; then
+    psql -X -q -v ON_ERROR_STOP=1 -d memtx_dump_src -f test/vector/populate.sql >/dev/null || died "populating memtx_vector failed"
+fi
+# memtx_vector: its indexes, and what recall_similar answers (empty without it)
+similar="SELECT string_agg(i.indexname || ' ' || i.indexdef, E'\n' ORDER BY i.indexname) FROM pg_indexes i
+          WHERE i.schemaname = 'memtx' AND i.tablename = 'embeddings'"
+nearest="SET enable_seqscan = off; SET enable_sort = off;
+         SELECT string_agg(e.record_id::text, ',') FROM (SELECT record_id FROM memtx.embeddings
+          WHERE model = 'dump3' ORDER BY embedding::vector(3) <=> '[1,0.5,0]' LIMIT 5) e"
 pg_dump -Fc -d memtx_dump_src -f "$dump" || died "pg_dump failed"
 src_tables=$(psql -X -At -v ON_ERROR_STOP=1 -d memtx_dump_src <<<"$tables") || died "fingerprinting failed"
 check "every table of the store was populated" "$(grep ' 0 -$' <<<"$src_tables" | cut -d' ' -f1 | xargs)" ""
 
 # restore NAME [pg_restore options]: restores the dump into a fresh database and compares
 restore() {
-    local name=$1 db=memtx_dump_dst; shift
+    local name=$1 db=memtx_dump_dst found; shift
     dropdb --if-exists $db 2>/dev/null; createdb $db || died "createdb failed"
     if ! pg_restore --exit-on-error "$@" -d $db "$dump"; then
         check "$name: pg_restore succeeds" "failed" "ok"
@@ -62,10 +78,22 @@ restore() {
                min_value = (1::bigint << 48) + 1) FROM pg_sequences WHERE schemaname = 'memtx' AND sequencename LIKE '%id_seq'")" \
         "1||t"
     # the restored store keeps working: the open transaction commits
+    if [ -n "$vector" ]; then
+        check "$name: the models' HNSW indexes are back" "$(sql $db "$similar")" "$(sql memtx_dump_src "$similar")"
+        check "$name: the index answers as before" "$(sql $db "$nearest")" "$(sql memtx_dump_src "$nearest")"
+    fi
     check "$name: the restored store accepts commits" \
         "$(sql $db "SELECT string_agg(state::text, ',') FROM memtx.commit((SELECT max(id) FROM memtx.transactions))")" \
         "committed"
     check "$name: new ids carry node 1" "$(sql $db "SELECT memtx.id_node(memtx.begin())")" "1"
+    if [ -n "$vector" ]; then
+        # (after that commit, the one record a fresh transaction sees)
+        found=$(sql $db "SELECT string_agg(record_id::text, ',' ORDER BY record_id)
+                           FROM memtx.recall_similar(memtx.begin(), '[1,0.5,0]', 'dump3', 1000)")
+        check "$name: recall_similar finds what read shows, and something" "${found:-nothing}" \
+            "$(sql $db "SELECT string_agg(r.id::text, ',' ORDER BY r.id) FROM memtx.read(memtx.begin()) r
+                         WHERE EXISTS (SELECT FROM memtx.embeddings e WHERE e.record_id = r.id AND e.model = 'dump3')")"
+    fi
     check "$name: the restored receipt chain continues and verifies" \
         "$(sql $db "SELECT string_agg(coalesce(first_bad_seq::text, 'ok'), ',') FROM memtx.verify_receipts()")" \
         "$(sql memtx_dump_src "SELECT string_agg('ok', ',') FROM memtx.verify_receipts()")"
@@ -78,6 +106,6 @@ for i in $(seq 1 "$rounds"); do
 done
 
 dropdb memtx_dump_src
-echo "$passed passed, $failed failed (dump)"
-[ -n "$out" ] && echo "$passed $failed" >"$out/dump.count"
+echo "$passed passed, $failed failed ($name)"
+[ -n "$out" ] && echo "$passed $failed" >"$out/$name.count"
 [ "$failed" -eq 0 ]

@@ -32,6 +32,11 @@ Prints one line per function, the figures (calls, functions, errors by
 SQLSTATE) and "N passed, N failed" last: one test per function, plus the
 invariant check and the restart check.
 
+memtx_vector's functions (SPEC §19) live in schema memtx too: the driver
+creates the extension when pgvector is available, so they are fuzzed like
+the rest (vectors of every size, the zero vector, unknown models).  Without
+pgvector it says so and goes on; under CI (env CI set) that is a failure.
+
     test/fuzz/fuzz.py [--seed N] [--examples N] [--database NAME]
 
 connecting as a superuser through the PG* environment.  CI scale is the
@@ -55,6 +60,8 @@ from hypothesis import strategies as st
 # the roles are named after the database (set_roles), so runs in two
 # databases of one cluster do not share them
 AGENT_A = AGENT_B = HARNESS = HARNESS_GROUP = None
+# whether memtx_vector is installed in the fuzzed database (pgvector available)
+VECTOR = False
 CALLERS = []
 CALL_TIMEOUT_MS = 60000
 # SQLSTATEs no memtx error may carry: internal errors and code-less RAISEs
@@ -118,6 +125,10 @@ def special_values():
     "pg_snapshot": [None, "10:20:", "10:20:12,15", "1:1:", "3:3:"],
     "oid": [None, "0", "1", "4294967295"],
     "bytea": [None, "\\x", "\\x00", "\\x" + "00" * 32, "\\x" + "ff" * (1024 * 1024)],
+    # pgvector's type (memtx_vector): the model's dimensions, others, the zero
+    # vector, extremes, the largest vectors pgvector takes
+    "vector": [None, "[1,0.5,0.25]", "[0,0,0]", "[1]", "[1,2,3,4]", "[-3e38,3e38,1e-45]",
+               "[" + ",".join(["1"] * 2000) + "]", "[" + ",".join(["0.5"] * 16000) + "]"],
     }
 ENUM_EXTRA = [None, "", "bogus", "COMMITTED"]
 
@@ -263,6 +274,12 @@ def populate(store):
         tx = one(agent, "SELECT memtx.begin(namespace => 'ns1')")
         one(agent, "SELECT memtx.stage(%s, 'order:6', 'status', %s)", (tx, '"%s"' % agent))
     run(HARNESS, "SELECT memtx.register_source('web', 0.35)")
+    if VECTOR:
+        # embedding models and embeddings (memtx_vector): a's records under m3
+        run(HARNESS, "SELECT memtx.register_embedding_model('m3', 3)")
+        run(HARNESS, "SELECT memtx.register_embedding_model('m3_l2', 3, 'l2')")
+        run(AGENT_A, "SELECT count(memtx.embed(id, 'm3', format('[%%s,1,0]', id)::vector)) "
+            "FROM memtx.records WHERE owner = %s AND erased_at IS NULL", (AGENT_A,))
 
 
 def signature_list(store):
@@ -327,6 +344,8 @@ class Fuzzer:
             return s.proposals + ["p-new-%d" % self.calls]
         if typ == "text" and name in ("role", "owner", "agent"):
             return [AGENT_A, AGENT_B, HARNESS, HARNESS_GROUP]
+        if typ == "text" and name == "model":
+            return ["m3", "m3_l2", "nope"]
         return []
 
     def plausible(self, typ, name, caller, index):
@@ -344,7 +363,8 @@ class Fuzzer:
                        "namespace": "default", "tool": "issue_refund", "role": role,
                        "owner": role, "agent": role, "format": "openai", "direction": "down",
                        "query": "order status", "name": "fuzz_tool", "proposal": None,
-                       "compensator": None, "entity_prefix": "order"}
+                       "compensator": None, "entity_prefix": "order", "model": "m3",
+                       "distance": "cosine"}
             if name.endswith("namespace"):
                 return "default"
             if name.endswith("entity"):
@@ -357,7 +377,9 @@ class Fuzzer:
         if typ == "double precision":
             return "0.9"
         if typ == "integer":
-            return "8"
+            return "3" if name == "dims" else "8"
+        if typ == "vector":
+            return "[%d,0.5,0.25]" % (index % 5 + 1)
         if typ == "bigint[]" or typ == "text[]" or typ == "tstzrange":
             return None if typ != "bigint[]" else "{}"
         if typ in self.enums:
@@ -608,15 +630,27 @@ def main():
         admin.execute(sql.SQL("ALTER ROLE {} SET memtx.lease_timeout = 5").format(
             sql.Identifier(AGENT_B)))
         boot = admin.execute("SELECT pg_postmaster_start_time()").fetchone()[0]
+    global VECTOR
     with psycopg.connect(dbname=opts.database, autocommit=True) as conn:
         conn.execute("SET client_min_messages = warning")
         conn.execute("CREATE EXTENSION memtx CASCADE")
+        VECTOR = bool(conn.execute(
+            "SELECT 1 FROM pg_available_extensions WHERE name = 'vector' "
+            "AND string_to_array(split_part(default_version, '-', 1), '.')::int[] >= '{0,8,0}'").fetchall())
+        if VECTOR:
+            conn.execute("CREATE EXTENSION memtx_vector CASCADE")
+        else:
+            print("fuzz: pgvector >= 0.8.0 is not installed: memtx_vector's functions are not fuzzed "
+                  "(apt install postgresql-15-pgvector, or bash scripts/deps.sh)", flush=True)
 
     store = Store(opts.database, password)
     populate(store)
     funcs = signature_list(store)
     fuzzer = Fuzzer(store, enum_labels(store), opts.max_seconds)
     passed = failed = 0
+    if not VECTOR and os.environ.get("CI"):
+        failed += 1
+        print("not ok memtx_vector fuzzed: pgvector is missing, and a skip fails under CI")
     for n, func in enumerate(funcs):
         before = fuzzer.calls
         fuzzer.sweep(func)

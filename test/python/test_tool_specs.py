@@ -10,6 +10,8 @@ a property that is not a named argument of the function, or a required list
 that differs from the arguments without a default, fails here.
 """
 
+import os
+
 import jsonschema
 import psycopg
 import pytest
@@ -205,3 +207,43 @@ def test_sample_arguments_validate_and_run(db, specs):
     if function_args(db, "outcome") is not None:
         validate(specs, "memory_outcome", {"proposal": "p-1"})
         assert call(db, "outcome", None, {"proposal": "p-1"}) == []
+
+
+def test_memory_recall_offers_semantic_with_memtx_vector(specs):
+    """SPEC §19: `semantic` (optional boolean) on memory_recall while memtx_vector is installed.
+
+    pgvector is memtx_vector's dependency: without it the test is skipped with the way to
+    install it, and under CI (env CI set) that counts as a failure.
+    """
+    for fmt in FORMATS:
+        assert "semantic" not in tools(specs, fmt)["memory_recall"]["properties"], fmt
+    with psycopg.connect(autocommit=True) as admin:
+        available = admin.execute(
+            "SELECT 1 FROM pg_available_extensions WHERE name = 'vector' "
+            "AND string_to_array(split_part(default_version, '-', 1), '.')::int[] >= '{0,8,0}'").fetchall()
+        if not available:
+            reason = ("pgvector >= 0.8.0 is not installed; install it with apt install postgresql-15-pgvector "
+                      "(the PostgreSQL project's apt repository) or bash scripts/deps.sh")
+            if os.environ.get("CI"):
+                pytest.fail(reason)
+            pytest.skip(reason)
+        database = DATABASE + "_vector"
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(database)))
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+        try:
+            with psycopg.connect(dbname=database, autocommit=True) as conn:
+                conn.execute("SET client_min_messages = warning")
+                conn.execute("CREATE EXTENSION memtx_vector CASCADE")
+                named = {n for n, _, _ in function_args(conn, "recall")} - RUNNER_ARGS
+                for fmt in FORMATS:
+                    listed = {fmt: conn.execute("SELECT memtx.tool_specs(%s)", (fmt,)).fetchone()[0]}
+                    schema = tools(listed, fmt)["memory_recall"]
+                    jsonschema.Draft202012Validator.check_schema(schema)
+                    assert schema["properties"]["semantic"]["type"] == "boolean", fmt
+                    assert "semantic" not in schema["required"], fmt
+                    assert set(schema["properties"]) - {"semantic"} == named, fmt
+                    validator = jsonschema.Draft202012Validator(schema)
+                    assert validator.is_valid({"query": "refund", "semantic": True}), fmt
+                    assert not validator.is_valid({"query": "refund", "semantic": "yes"}), fmt
+        finally:
+            admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(database)))

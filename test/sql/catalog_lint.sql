@@ -3,11 +3,17 @@
 -- an empty result is the pass and a new object that breaks a rule shows up
 -- here by name.
 \i test/sql/include/prelude.psql
+-- test/vector/sql/catalog_lint.sql runs this file with memtx_vector installed too
+\if :{?with_vector}
+SET client_min_messages = warning;
+CREATE EXTENSION memtx_vector CASCADE;
+RESET client_min_messages;
+\endif
 CREATE FUNCTION pg_temp.memtx_functions() RETURNS SETOF regprocedure LANGUAGE sql AS $$
     SELECT d.objid::regprocedure FROM pg_depend d
      WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
        AND d.refclassid = 'pg_extension'::regclass
-       AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'memtx') $$;
+       AND d.refobjid IN (SELECT oid FROM pg_extension WHERE extname IN ('memtx', 'memtx_vector')) $$;
 
 -- every function pins search_path, except
 --  * SQL functions with a SQL-standard body (the protocol predicates): their
@@ -56,7 +62,7 @@ SELECT p.oid::regprocedure AS definer_unpinned
 SELECT c.oid::regclass AS not_dumped, c.relkind
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE n.nspname = 'memtx' AND c.relkind IN ('r', 'S')
-   AND c.oid <> ALL (SELECT unnest(extconfig) FROM pg_extension WHERE extname = 'memtx')
+   AND c.oid <> ALL (SELECT unnest(extconfig) FROM pg_extension WHERE extname IN ('memtx', 'memtx_vector'))
  ORDER BY 1;
 -- every relation has a comment
 SELECT c.oid::regclass AS uncommented_relation
@@ -79,7 +85,7 @@ SELECT c.oid::regclass AS public_readable_without_rls
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE n.nspname = 'memtx' AND c.relkind = 'r' AND NOT c.relrowsecurity
    AND has_table_privilege('public', c.oid, 'SELECT')
-   AND c.oid NOT IN ('memtx.sources'::regclass, 'memtx.tools'::regclass, 'memtx.role_tiers'::regclass)
+   AND c.relname NOT IN ('sources', 'tools', 'role_tiers', 'embedding_models')
  ORDER BY 1;
 
 -- the C label tables equal pg_enum, label for label and in order
