@@ -419,7 +419,8 @@ COMMENT ON FUNCTION memtx.set_role_tier(text, memtx.risk_tier) IS 'harness: the 
 -- than running them.  For the same reason the protocol functions plan with
 -- hash and merge joins off: a walk of a record's ancestry or descendants must
 -- be index nested loops, whose cost follows the walk, never a join that reads
--- the whole store (check_invariants, an audit, keeps them).  Sequential scans
+-- the whole store (check_invariants, an audit, keeps them for its scans of
+-- whole tables and turns them off for its walks).  Sequential scans
 -- are off as well: every statement of these functions is a probe by key, and
 -- a plan made while a table was small (a fresh install, a store loaded in
 -- bulk) would otherwise keep scanning it whole as it grows, until the next

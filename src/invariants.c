@@ -50,13 +50,15 @@
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/xid8.h"
 
 /*
  * The plain checks, in order: each a query of the namespace $1 (NULL: every
- * namespace) whose rows are violations (invariant, record, detail).  The
- * checks that compare positions along the DAG (InvariantsBelow) run in
- * their places among them: the first after I1, the second before G3.
+ * namespace) whose rows are violations (invariant, record, detail), in
+ * the order they run; the checks that compare positions along the DAG
+ * (InvariantsBelow) run in their places among them: the first after I1, the
+ * second before G3.
  */
 #define INV_NS(col) "($1::text IS NULL OR " col " = $1)"
 
@@ -80,7 +82,12 @@ static const char *const InvariantBefore[] = {
 	"  AND " INV_NS("a.namespace"),
 };
 
-static const char *const InvariantAfter[] = {
+/*
+ * The plain checks that run with the walks (InvariantWalkSettings): the
+ * views' registry and the tool actions below retractions (I2), then, after
+ * the second of InvariantsBelow, G3.
+ */
+static const char *const InvariantWalks[] = {
 	/* I2: views quarantined by a cascade but missing from the registry */
 	"SELECT 'I2', x.id, pg_catalog.format("
 	"  'view %s (%s) was quarantined by a cascade but is not in the revocation registry', x.id, x.kind) "
@@ -111,6 +118,9 @@ static const char *const InvariantAfter[] = {
 	"CROSS JOIN LATERAL (SELECT r.id, r.state FROM memtx.records r WHERE r.id = d.id OFFSET 0) x "
 	"WHERE memtx.is_active(x.state) "
 	"ORDER BY x.id",
+};
+
+static const char *const InvariantAfter[] = {
 	/* single truth */
 	"SELECT 'single_truth', a.id, pg_catalog.format("
 	"  'records %s and %s are both active on %s/%s.%s with overlapping validity and different values', "
@@ -327,6 +337,27 @@ InvariantCheckBelow(ReturnSetInfo *rsinfo, int c, Datum *ns, const char *nulls)
 	}
 }
 
+/*
+ * Plan the walks of I2 and G3 as the protocol functions plan theirs: index
+ * probes and nested loops only (hash and merge joins and sequential scans
+ * off), so that each step of a walk probes the edges' index and each record
+ * it finds is looked up by id, whatever the statistics a plan was made
+ * with; the other checks read whole tables and keep the planner's choice.
+ * Returns the GUC nest level to restore (AtEOXact_GUC; an error restores it
+ * too).
+ */
+static int
+InvariantWalkSettings(void)
+{
+	static const char *const off[] = {"enable_seqscan", "enable_hashjoin", "enable_mergejoin"};
+	int			level = NewGUCNestLevel();
+
+	for (int i = 0; i < (int) lengthof(off); i++)
+		(void) set_config_option(off[i], "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
+	return level;
+}
+
 /* Run the plain checks qs[0..n) (plans in plans[]) on namespace ns. */
 static void
 InvariantCheckPlain(ReturnSetInfo *rsinfo, const char *const *qs, SPIPlanPtr *plans, int n,
@@ -359,7 +390,9 @@ Datum
 memtx_check_invariants(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr before[lengthof(InvariantBefore)];
+	static SPIPlanPtr walks[lengthof(InvariantWalks)];
 	static SPIPlanPtr after[lengthof(InvariantAfter)];
+	int			level;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemtxCall	call;
 	Datum		ns[1] = {(Datum) 0};
@@ -374,10 +407,13 @@ memtx_check_invariants(PG_FUNCTION_ARGS)
 	MemtxCallBeginAudit(&call);	/* an audit: any isolation level */
 	MemtxRequireHarness(&call, "check invariants");
 	InvariantCheckPlain(rsinfo, InvariantBefore, before, lengthof(InvariantBefore), ns, nulls);
+	level = InvariantWalkSettings();
 	InvariantCheckBelow(rsinfo, 0, ns, nulls);
-	InvariantCheckPlain(rsinfo, InvariantAfter, after, 2, ns, nulls);
+	InvariantCheckPlain(rsinfo, InvariantWalks, walks, 2, ns, nulls);
 	InvariantCheckBelow(rsinfo, 1, ns, nulls);
-	InvariantCheckPlain(rsinfo, InvariantAfter + 2, after + 2, lengthof(InvariantAfter) - 2, ns, nulls);
+	InvariantCheckPlain(rsinfo, InvariantWalks + 2, walks + 2, 1, ns, nulls);
+	AtEOXact_GUC(true, level);
+	InvariantCheckPlain(rsinfo, InvariantAfter, after, lengthof(InvariantAfter), ns, nulls);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }
