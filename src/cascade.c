@@ -31,6 +31,11 @@
  * left tentative or active.  Repairs are applied set-wise, one statement per
  * kind of repair, and every repair and each root writes one rollback_log row;
  * cost is linear in the number of descendants and independent of store size.
+ * Several roots (an abort) are walked below at once, and each record below
+ * several is repaired under the lowest root id above it, as the roots'
+ * cascades one after another in id order would (the later ones would find
+ * it repaired): a chain staged in one transaction and aborted is one walk,
+ * not one per record.
  *
  * A cascade holds its namespace lock exclusive: stages, commits, acts and
  * resolutions (shared holders) wait for it or it for them, so the descendant
