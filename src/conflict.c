@@ -275,8 +275,8 @@ ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
  * found, when no check 3 failed, from the parents: each parent itself is
  * judged by 3a, and the ancestries of the parents outside the candidate's
  * transaction are walked once per commit run, together (memo), however many
- * candidates derive from them.  A parent of the candidate's own transaction was staged
- * earlier, so this run has judged it already: it passed check 4 (and no
+ * candidates derive from them.  A parent of the candidate's own transaction
+ * was staged earlier, so this run has judged it already: it passed check 4 (and no
  * revocation can run while the commit holds the namespace lock, so its
  * ancestry is still stable), or it did not pass and the candidate fails 3a
  * or 3b on it.  So a chain staged in one transaction, or a fan-in below one
