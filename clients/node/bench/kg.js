@@ -35,7 +35,7 @@ import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-import { resources, setupSearch, tools } from '../src/kg.js';
+import * as kg from '../src/kg.js';
 import { createServer } from '../src/mcp.js';
 
 const { values: opts } = parseArgs({
@@ -123,13 +123,14 @@ for (const n of SIZES) {
   await harness.query('SET client_min_messages = warning');
   await harness.query('CREATE EXTENSION memtx CASCADE');
   await harness.query('SELECT memtx.grant_namespace($1, $2)', [NAMESPACE, AGENT]);
-  await setupSearch(harness);
+  // (a client from before the indexed search has no setupSearch)
+  if ('setupSearch' in kg) await kg.setupSearch(harness);
 
   // the graphs: memtx's through its own tools, in process; the reference's file as it writes it
   const t0 = performance.now();
   const loader = new pg.Client({ database: DATABASE, user: AGENT, password, options: '-c synchronous_commit=off' });
   await loader.connect();
-  const { session } = createServer({ db: loader, namespace: NAMESPACE, extraTools: tools, resources });
+  const { session } = createServer({ db: loader, namespace: NAMESPACE, extraTools: kg.tools, resources: kg.resources });
   for (let b = 0; b < n; b += 500) {
     const batch = Array.from({ length: Math.min(500, n - b) }, (_, k) => entity(b + k));
     const made = await session.callTool('create_entities', { entities: batch });
@@ -171,7 +172,7 @@ for (const n of SIZES) {
     open_nodes: (/** @type {Client} */ c) => call(c, 'open_nodes', { names: [`entity-${any()}`] }),
   };
   for (const [mode, syncs] of /** @type {[string, string[]][]} */ ([['indexed', SYNCS], ...(opts.scanned ? [['scanned', ['on']]] : [])])) {
-    if (mode === 'scanned') await harness.query('DROP SCHEMA memtx_kg CASCADE');
+    if (mode === 'scanned') await harness.query('DROP SCHEMA IF EXISTS memtx_kg CASCADE');
     for (const sync of syncs) {
       const memtx = await connect(MEMTX_MCP, env(sync));
       for (const [tool, fn] of Object.entries(CALLS)) {
