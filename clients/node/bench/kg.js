@@ -15,7 +15,7 @@
  * fails on nothing but errors.
  *
  *   node clients/node/bench/kg.js [--entities 300,1000,10000] [--seconds 3] [--rounds 3]
- *        [--sync on,off] [--scanned] [--rows FILE --scenario 12]
+ *        [--sync on,off] [--scanned] [--rows FILE --scenario 13]
  *
  * Against the server the PG* environment names, as a superuser: database
  * memtx_kg_bench is made afresh for each graph size and dropped.  Each graph

@@ -12,7 +12,7 @@
  * nothing but errors.
  *
  *   node clients/node/bench/store.js [--items 1000] [--seconds 3] [--rounds 3]
- *        [--clients 1,8] [--sync on,off] [--cases get,search] [--rows FILE --scenario 12]
+ *        [--clients 1,8] [--sync on,off] [--cases get,search] [--rows FILE --scenario 13]
  *
  * Against the server the PG* environment names, as a superuser: database
  * memtx_store_bench is made afresh (memtx installed, an agent role for
