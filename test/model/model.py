@@ -166,7 +166,8 @@ class Model:
     def __init__(self, sources, tools, now, pending=PENDING_ENGINE_RULES,
                  confidence_threshold=CONFIDENCE_THRESHOLD,
                  authority_bypass=AUTHORITY_BYPASS,
-                 default_authority=DEFAULT_AUTHORITY, harness_role="postgres"):
+                 default_authority=DEFAULT_AUTHORITY, harness_role="postgres",
+                 flow_control="read_set"):
         # sources: name -> authority, or name -> (authority, claimants)
         self.sources = {}
         for name, v in dict(sources).items():
@@ -177,6 +178,7 @@ class Model:
         self.threshold = confidence_threshold
         self.bypass = authority_bypass
         self.default_authority = default_authority
+        self.flow_control = flow_control    # §4 3c, memtx.flow_control
         # §7: the principal is the calling role; the harness's calls are a
         # superuser's, whose role owns what it stages
         self.harness_role = harness_role
@@ -657,8 +659,11 @@ class Model:
             return "uncommitted_parent", []
         if any(p.state in ("quarantined", "superseded") for p in parents):
             return "inactive_parent", []
-        # 3c: declared parents plus the read set (flow_control = read_set)
-        flow = {p.id for p in parents} | t.read_set
+        # 3c: declared parents plus, under flow_control = read_set, the read
+        # set
+        flow = {p.id for p in parents}
+        if self.flow_control == "read_set":
+            flow |= t.read_set
         for pid in sorted(flow):
             p = self.records[pid]
             if SCOPE_RANK[p.scope] < SCOPE_RANK[r.scope]:

@@ -220,6 +220,9 @@ class Runner:
     def __init__(self, admin, agents, pending=M.PENDING_ENGINE_RULES):
         self.admin = admin
         self.conn = None
+        # the enumeration's savepoints cannot undo a read (§16: reads are
+        # durable), so it does not compare read sets (see enumerate.sql)
+        self.compare_read_sets = True
         self.agents = agents
         self.pending = pending
         self.calls = 0
@@ -243,6 +246,10 @@ class Runner:
                 settings[k] = config[k]
                 c.execute(sql.SQL("SET memtx.{} = {}").format(
                     sql.Identifier(k), sql.Literal(str(config[k]))))
+        if config.get("flow_control"):
+            c.execute(sql.SQL("SET memtx.flow_control = {}").format(
+                sql.Literal(config["flow_control"])))
+            settings["flow_control"] = config["flow_control"]
         sources = dict(SOURCES)
         for name, auth in SOURCES.items():
             c.execute("SELECT memtx.register_source(%s, %s)", (name, auth))
@@ -662,7 +669,7 @@ class Runner:
             bad("registry", sorted(s["registry"]), sorted(m.registry))
         rs = sorted(tuple(x) for x in s["read_set"])
         want = sorted((t.id, r) for t in m.txs.values() for r in t.read_set)
-        if rs != want:
+        if rs != want and self.compare_read_sets:
             bad("read sets", rs, want)
         rb = sorted(tuple(x) for x in s["rollback"])
         want = sorted(m.rollback, key=lambda x: tuple(str(v) for v in x))
