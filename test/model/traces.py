@@ -1625,10 +1625,57 @@ class Generator:
                "accept": rnd.random() < 0.7}
 
 
+    def scenario_ancestry(self):
+        """§3 levels: a committed record whose parent was superseded since
+        (verified_read hides it), or whose parent's slot has a tentative
+        rival in flight (causally_stable_read hides it), read at every
+        level and named as an act's input."""
+        rnd = self.rnd
+        a, b = self.some(self.agents, 2)
+        s1 = (rnd.choice(ENTITIES), "x")
+        s2 = (rnd.choice(ENTITIES), "y")
+        common = dict(source="crm", confidence=1.0, valid=None, proposal=None,
+                      expected_head=None, observed_at=None, scope="public",
+                      readers=None, writers=self.agents)
+        p = self.content(dict(op="propose", caller=a, namespace=M.DEFAULT_NS),
+                         a, M.DEFAULT_NS, parents=[], slot=s1)
+        p.update(common, kind="belief", value='"x"')
+        yield p
+        c = self.content(dict(op="propose", caller=a, namespace=M.DEFAULT_NS),
+                         a, M.DEFAULT_NS, parents=[p["label"]], slot=s2)
+        c.update(common, kind=rnd.choice(("belief", "summary")), value='"y"')
+        yield c
+        rival = None
+        if rnd.random() < 0.5:
+            q = self.content(dict(op="propose", caller=a, namespace=M.DEFAULT_NS),
+                             a, M.DEFAULT_NS, parents=[], slot=s1)
+            q.update(common, kind="belief", value='"amber"')
+            yield q
+        else:
+            rival = self.begin(agent=a, ns=M.DEFAULT_NS, tier="low")
+            yield rival
+            st = self.content(dict(op="stage", caller=a, tx=rival["label"]), a,
+                              M.DEFAULT_NS, parents=[], slot=s1)
+            st.update(common, kind="belief", value='"cobalt"')
+            yield st
+        for _ in range(rnd.randint(1, 2)):
+            t = self.begin(agent=b, ns=M.DEFAULT_NS, tier=rnd.choice(TIERS),
+                           isolation=rnd.choice((None, None, "verified_read",
+                                                 "causally_stable_read")))
+            yield t
+            base = {"caller": b, "tx": t["label"]}
+            yield dict(base, op="read", entity=None, attribute=None)
+            yield self.act(base, None, inputs=[c["label"]], tool="note")
+            yield self.recall(base, query=rnd.choice(("amber", "cobalt")))
+        if rival is not None:
+            yield {"op": rnd.choice(("commit", "abort")), "caller": a,
+                   "tx": rival["label"]}
+
+
 VIEW_KINDS_ALL = M.VIEW_KINDS
 SCENARIOS = ("head_race", "stale_snapshot", "own_staging", "laundering",
              "retry", "effect_key", "fence", "erase", "restore", "cascade",
-             "evidence", "namespaces", "review")
+             "evidence", "namespaces", "review", "ancestry")
 
 
 def failure_key(e):
