@@ -38,37 +38,38 @@
 --
 -- The alphabets (R = max_records, T = max_tx).  'papers', the alphabet of
 -- the published models (read, stage, commit, abort, revoke, act, which runs
--- the gate):
---   begin    (harness, while fewer than T transactions exist)
---              agent memtx_enum_a at tier low (committed_read);
---              agent memtx_enum_b at tier external_action (action_safe_read);
---              agent memtx_enum_b at tier low pinned to raw_read
+-- the gate), kept lean enough that their bound (4, 3, 10) is within reach:
+--   begin    (harness, while fewer than T transactions exist) alternately
+--            agent memtx_enum_a at tier low (committed_read) and agent
+--            memtx_enum_b at tier external_action (action_safe_read)
 --   read     each open or committed transaction, the whole namespace, by its
 --            agent
 --   stage    into each open transaction, by its agent (while fewer than R
 --            records other than tool actions exist): entity e, attribute
---            s1 | s2, value 1 | 2, and either no parent (kind belief,
---            confidence 1.0, which passes evidence, | 0.3: low_evidence) or
---            one existing record other than a tool action (kind belief |
---            summary, confidence 1.0; a derived record's low evidence
---            would add nothing a parentless one does not show);
---            scope public, so that the agents derive from each other's
---            records; source crm for agent a, crm2 for agent b: the same
---            authority (0.7) from different sources, so that rivals of the
---            two agents need review, while an agent's own rivals are
---            superseded
+--            s1, value 1 for agent a and 2 for agent b (an agent's records
+--            corroborate each other, the two agents' are rivals), no parent
+--            or one existing record other than a tool action, kind belief,
+--            confidence 1.0; scope public, so that the agents derive from
+--            each other's records; source crm for agent a, crm2 for agent
+--            b: the same authority (0.7) from different sources, so that
+--            rivals of the two agents need review
 --   commit, abort   each open transaction, by its agent
 --   revoke   each record not yet revoked (tool actions included), by its
 --            owner
 --   act      in each open or committed transaction that has no tool action
---            yet, by its agent: tool refund (irreversible) | note
---            (reversible), args {"n": 1}, inputs none | one existing record
---            other than a tool action.  (Acts are not counted in R, so
---            repeated acts grew the state space more than anything else:
---            at 2 records, 2 transactions, depth 5 half the transitions
---            were acts; one allowed act per transaction keeps every repair
---            path, the blocked calls stay enabled until then.)
--- 'memtx', the papers' alphabet and memtx's own calls besides:
+--            yet, by its agent: tool refund (irreversible), args {"n": 1},
+--            inputs none | one existing record other than a tool action.
+--            (Acts are not counted in R; one allowed act per transaction
+--            keeps every repair path, the blocked calls stay enabled until
+--            then.)
+-- 'memtx', memtx's own alphabet, richer:
+--   begin    any of: agent a at tier low; agent b at external_action; agent
+--            b at low pinned to raw_read
+--   stage    attribute s1 | s2, value 1 | 2 (for either agent), and either
+--            no parent (kind belief, confidence 1.0 | 0.3: low_evidence) or
+--            one existing record (kind belief | summary, confidence 1.0)
+--   act      tool refund | note (reversible)
+--   read, commit, abort, revoke as above, and
 --   resolve  each record awaiting review (quarantined, needs_review),
 --            accept | reject, by the harness
 --   gate     each open or committed transaction, tool refund, by its agent
@@ -191,24 +192,31 @@ BEGIN
           FROM memtx.records r),
     belief AS (SELECT * FROM rec WHERE kind <> 'tool_action'),
     -- used slots, then the first unused; per slot used values, then the first unused
+    slots AS (SELECT CASE WHEN extra THEN ARRAY['s1', 's2'] ELSE ARRAY['s1'] END AS names),
     slot AS (
-        SELECT a AS attribute, k FROM unnest(ARRAY['s1', 's2']) WITH ORDINALITY u(a, k)
+        SELECT a AS attribute, k FROM slots, unnest(slots.names) WITH ORDINALITY u(a, k)
          WHERE a IN (SELECT attribute FROM belief)
-            OR a = (SELECT min(b) FROM unnest(ARRAY['s1', 's2']) v(b)
+            OR a = (SELECT min(b) FROM slots, unnest(slots.names) v(b)
                      WHERE b NOT IN (SELECT attribute FROM belief))),
+    -- memtx: the values used on the slot and the first unused one; papers:
+    -- each agent's own (filtered by agent below)
     val AS (
         SELECT s.attribute, s.k, v AS value, j
           FROM slot s, unnest(ARRAY['1', '2']) WITH ORDINALITY u(v, j)
-         WHERE v IN (SELECT value FROM belief b WHERE b.attribute = s.attribute)
+         WHERE NOT extra
+            OR v IN (SELECT value FROM belief b WHERE b.attribute = s.attribute)
             OR v = (SELECT min(w) FROM unnest(ARRAY['1', '2']) x(w)
                      WHERE w NOT IN (SELECT value FROM belief b WHERE b.attribute = s.attribute))),
-    -- parentless: high or low confidence; derived: high confidence
+    -- parentless: high or low confidence (papers: high); derived: high
+    -- confidence, belief or summary (papers: belief)
     derivation AS (
         SELECT NULL::bigint AS parent, NULL::text AS pl, 'belief' AS kind, c.conf, c.o
           FROM (VALUES (1.0, 0), (0.3, 1)) c(conf, o)
+         WHERE extra OR c.o = 0
         UNION ALL
         SELECT b.id, b.l, k.kind, 1.0, k.o
-          FROM belief b, (VALUES ('belief', 2), ('summary', 3)) k(kind, o)),
+          FROM belief b, (VALUES ('belief', 2), ('summary', 3)) k(kind, o)
+         WHERE extra OR k.o = 2),
     fenced AS (
         SELECT coalesce((SELECT w.unfenced_at IS NULL FROM memtx.writer_epochs w
                           WHERE w.role_name = 'memtx_enum_b' ORDER BY w.epoch DESC LIMIT 1),
@@ -229,6 +237,8 @@ BEGIN
                        (2, 'memtx_enum_b', 'external_action', NULL),
                        (3, 'memtx_enum_b', 'low', 'raw_read')) b(o, agent, tier, iso)
          WHERE (SELECT count(*) FROM tx) < max_tx
+           -- papers: the transactions alternate between the two agents
+           AND (extra OR b.o = 1 + (SELECT count(*) FROM tx) % 2)
         UNION ALL
         -- read
         SELECT 2, t.id, 0, 0, 0, 0, t.agent,
@@ -265,6 +275,7 @@ BEGIN
                                       CASE WHEN d.parent IS NULL THEN '{}' ELSE '{' || d.parent || '}' END,
                                       'public') AS args) s
          WHERE t.status = 'open' AND (SELECT count(*) FROM belief) < max_records
+           AND (extra OR v.value = CASE t.agent WHEN 'memtx_enum_a' THEN '1' ELSE '2' END)
         UNION ALL
         -- commit, abort
         SELECT 4, t.id, e.o, 0, 0, 0, t.agent,
@@ -312,6 +323,7 @@ BEGIN
                                       CASE WHEN i.id IS NULL THEN '{}' ELSE '{' || i.id || '}' END)
                             AS args) s
          WHERE t.status IN ('open', 'committed', 'partially_committed')
+           AND (extra OR l.tool = 'refund')
            AND NOT EXISTS (SELECT 1 FROM memtx.records a
                             WHERE a.tx_id = t.id AND a.kind = 'tool_action')
         UNION ALL

@@ -84,6 +84,10 @@ class Graph:
         self.max_records = records
         self.max_tx = txs
         self.extra = alphabet == "memtx"
+        # the papers' alphabet is the lean one (see enumerate.sql)
+        self.begins = BEGINS if self.extra else BEGINS[:2]
+        self.slots = ("s1", "s2") if self.extra else ("s1",)
+        self.tools = ("refund", "note") if self.extra else ("refund",)
 
     @staticmethod
     def start():
@@ -105,13 +109,17 @@ class Graph:
         recs = [m.records[i] for i in sorted(m.records)]
         beliefs = [r for r in recs if r.kind != "tool_action"]
         out = []
+        live = ("open", "committed", "partially_committed")
         if len(txs) < self.max_tx:
-            for agent, tier, iso in BEGINS:
+            begins = self.begins
+            if not self.extra:
+                # papers: the transactions alternate between the agents
+                begins = [BEGINS[len(txs) % 2]]
+            for agent, tier, iso in begins:
                 out.append(("begin %s %s %s" % (agent, tier, iso or "-"),
                             {"op": "begin", "caller": "harness", "agent": agent,
                              "tier": tier, "isolation": iso,
                              "short_lease": False}))
-        live = ("open", "committed", "partially_committed")
         for t in txs:
             if t.status in live:
                 out.append(("read %s" % tl[t.id],
@@ -122,12 +130,16 @@ class Graph:
             for r in beliefs:
                 if r.attribute not in used:
                     used.append(r.attribute)
-            unused = [s for s in ("s1", "s2") if s not in used]
-            slots = [s for s in ("s1", "s2")
+            unused = [s for s in self.slots if s not in used]
+            slots = [s for s in self.slots
                      if s in used or (unused and s == unused[0])]
-            derivations = [(None, "belief", 1.0), (None, "belief", 0.3)]
-            for b in beliefs:
-                derivations += [(b, "belief", 1.0), (b, "summary", 1.0)]
+            if self.extra:
+                derivations = [(None, "belief", 1.0), (None, "belief", 0.3)]
+                for b in beliefs:
+                    derivations += [(b, "belief", 1.0), (b, "summary", 1.0)]
+            else:
+                derivations = [(None, "belief", 1.0)]
+                derivations += [(b, "belief", 1.0) for b in beliefs]
             for t in txs:
                 if t.status != "open":
                     continue
@@ -137,6 +149,9 @@ class Graph:
                     free = [v for v in ("1", "2") if v not in vals]
                     values = [v for v in ("1", "2")
                               if v in vals or (free and v == free[0])]
+                    if not self.extra:
+                        # papers: each agent stages its own value
+                        values = ["1" if t.agent == AGENT_A else "2"]
                     for p, kind, conf in derivations:
                         for v in values:
                             out.append((
@@ -165,7 +180,7 @@ class Graph:
         for t in txs:
             if t.status in live and not any(
                     r.kind == "tool_action" and r.tx == t.id for r in recs):
-                for tool in ("refund", "note"):
+                for tool in self.tools:
                     for i in [None] + beliefs:
                         out.append((
                             "act %s %s %s" % (tl[t.id], tool,

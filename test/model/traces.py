@@ -1548,6 +1548,16 @@ class Generator:
         yield {"op": "revoke", "caller": rnd.choice((a, "harness")),
                "record": p["label"]}
         yield {"op": "commit", "caller": b, "tx": t["label"]}
+        # §4 3a: a parent in the revocation registry (the view, quarantined
+        # by the cascade) is revoked_parent, before 3b's inactive_parent
+        t2 = self.begin(agent=b, ns=M.DEFAULT_NS, tier="low")
+        yield t2
+        st = self.content(dict(op="stage", caller=b, tx=t2["label"]), b,
+                          M.DEFAULT_NS, parents=[v["label"]])
+        st.update(source="sensor", confidence=1.0, valid=None, proposal=None,
+                  expected_head=None, scope="public", readers=None)
+        yield st
+        yield {"op": "commit", "caller": b, "tx": t2["label"]}
         yield {"op": "revoke", "caller": "harness", "record": v["label"]}
 
     def scenario_evidence(self):
