@@ -66,7 +66,8 @@ PGTAP_TESTDB     = memtx_pgtap
 PG_PROVE ?= pg_prove
 .PHONY: installcheck-pgtap installcheck-dump installcheck-conformance installcheck-bench \
 	installcheck-python installcheck-node installcheck-fuzz installcheck-model \
-	installcheck-histories installcheck-enumerate installcheck-enumerate-c
+	installcheck-histories installcheck-enumerate installcheck-enumerate-c \
+	installcheck-mutants
 installcheck-pgtap:
 	$(bindir)/dropdb --if-exists $(PGTAP_TESTDB)
 	$(bindir)/createdb $(PGTAP_TESTDB)
@@ -116,6 +117,11 @@ installcheck-enumerate:
 # self-test that plants faults it must report
 installcheck-enumerate-c:
 	PATH="$(bindir):$$PATH" bash test/enumerate/driver/run-c
+
+# every mutant of test/mutants applies to the tree and names the SPEC rule it
+# breaks (the mutation run itself is a long command: test/mutants/run)
+installcheck-mutants:
+	PATH="$(bindir):$$PATH" test/mutants/run --self-test
 
 # the Node client, the memtx-mcp server and the snippets of "Using memtx from an
 # MCP host", with node --test (npm ci first when node_modules is missing or stale)

@@ -37,8 +37,8 @@
 -- would act on its own clock.
 --
 -- The alphabets (R = max_records, T = max_tx).  'papers', the alphabet of
--- the published models (read, stage, commit, abort, revoke, act, which runs
--- the gate), kept lean enough that their bound (4, 3, 10) is within reach:
+-- the published models (read, stage, commit, abort, revoke, gate/act), kept
+-- lean enough that their bound (4, 3, 10) is within reach:
 --   begin    (harness, while fewer than T transactions exist) alternately
 --            agent memtx_enum_a at tier low (committed_read) and agent
 --            memtx_enum_b at tier external_action (action_safe_read)
@@ -62,6 +62,7 @@
 --            (Acts are not counted in R; one allowed act per transaction
 --            keeps every repair path, the blocked calls stay enabled until
 --            then.)
+--   gate     each open or committed transaction, tool refund, by its agent
 -- 'memtx', memtx's own alphabet, richer:
 --   begin    any of: agent a at tier low; agent b at external_action; agent
 --            b at low pinned to raw_read
@@ -72,7 +73,6 @@
 --   read, commit, abort, revoke as above, and
 --   resolve  each record awaiting review (quarantined, needs_review),
 --            accept | reject, by the harness
---   gate     each open or committed transaction, tool refund, by its agent
 --   fence    agent memtx_enum_b, by the harness, while it is not fenced;
 --            unfence it while it is
 --   erase    each record not yet erased, by the harness
@@ -337,7 +337,7 @@ BEGIN
           FROM rec r, (VALUES (1, true), (2, false)) a(o, accept)
          WHERE extra AND r.state = 'quarantined' AND r.reason = 'needs_review'
         UNION ALL
-        -- (memtx) gate
+        -- gate
         SELECT 8, t.id, 0, 0, 0, 0, t.agent,
                jsonb_build_object('op', 'gate', 'caller', t.agent, 'tx', t.id, 'tool', 'refund'),
                format('SELECT allowed, reason, blockers FROM memtx.gate(%s, %L)', t.id, 'refund'),
@@ -345,7 +345,7 @@ BEGIN
                format('SELECT format(''%%s %%s %%s'', CASE WHEN allowed THEN ''true'' ELSE ''false'' END, coalesce(reason, ''-''),'
                       ' memtx_enum.lrs(blockers)) FROM memtx.gate(%s, %L)', t.id, 'refund')
           FROM tx t
-         WHERE extra AND t.status IN ('open', 'committed', 'partially_committed')
+         WHERE t.status IN ('open', 'committed', 'partially_committed')
         UNION ALL
         -- (memtx) fence, unfence
         SELECT 9, 0, 0, 0, 0, 0, NULL,

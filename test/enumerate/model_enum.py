@@ -189,6 +189,11 @@ class Graph:
                              "tool": tool, "args": '{"n": 1}',
                              "inputs": [i.id] if i else [],
                              "effect_key": None}))
+        for t in txs:
+            if t.status in live:
+                out.append(("gate %s refund" % tl[t.id],
+                            {"op": "gate", "caller": t.agent, "tx": t.id,
+                             "tool": "refund"}))
         if not self.extra:
             return out
         for r in recs:
@@ -198,11 +203,6 @@ class Graph:
                                                    "true" if accept else "false"),
                                 {"op": "resolve", "caller": "harness",
                                  "record": r.id, "accept": accept}))
-        for t in txs:
-            if t.status in live:
-                out.append(("gate %s refund" % tl[t.id],
-                            {"op": "gate", "caller": t.agent, "tx": t.id,
-                             "tool": "refund"}))
         op = "unfence" if AGENT_B in m.fenced else "fence"
         out.append(("%s %s" % (op, AGENT_B),
                     {"op": op, "caller": "harness", "role": AGENT_B}))

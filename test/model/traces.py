@@ -1771,6 +1771,8 @@ def main():
     ap.add_argument("--coverage", action="store_true",
                     help="print how often each outcome was exercised")
     ap.add_argument("--shrink-seconds", type=float, default=60)
+    ap.add_argument("--max-failures", type=int, default=0,
+                    help="stop after this many failed traces (0: no limit)")
     ap.add_argument("--rules", default=os.environ.get("MEMTX_MODEL_RULES"),
                     help="pending (default), all, or v3 rules to model by "
                     "name (comma-separated): see model.PENDING_ENGINE_RULES")
@@ -1808,6 +1810,9 @@ def main():
     for i in range(opts.traces):
         if opts.seconds and time.time() - started > opts.seconds:
             print("time budget spent after %d traces" % i)
+            break
+        if opts.max_failures and failed >= opts.max_failures:
+            print("stopped after %d failed traces" % failed)
             break
         rnd = random.Random("%d/%d" % (seed, i))
         runner.agents = agents[:rnd.randint(2, opts.agents)]
