@@ -1286,7 +1286,17 @@ class Generator:
                   confidence=1.0, observed_at=None,
                   expected_head=(self.rec_label(heads[-1]) if heads
                                  and rnd.random() < 0.8 else 0))
+        if rnd.random() < 0.3:
+            # heads are per validity window: a window no active record
+            # overlaps expects 0
+            st["valid"] = [self.m.now - 300, self.m.now + 60]
+            p["valid"] = None
         yield st
+        if rnd.random() < 0.4:
+            # §10: a record committed earlier in the same run is a head
+            st2 = dict(st, expected_head=st["label"], value='"y"')
+            st2.pop("label")
+            yield st2
         yield {"op": "commit", "caller": a, "tx": t["label"]}
 
     def scenario_stale_snapshot(self):
@@ -1473,9 +1483,13 @@ class Generator:
                  scope="public", readers=None)
         yield v
         yield {"op": "commit", "caller": a, "tx": t["label"]}
-        yield self.act(base, None, inputs=[p["label"]],
+        act = self.act(base, None, inputs=[p["label"]],
                        tool=rnd.choice(("note", "refund")))
+        yield act
         at = self.m.now
+        if rnd.random() < 0.4:
+            # §13: erasing a tool action nulls its args in the action log
+            yield {"op": "erase", "caller": "harness", "record": act["label"]}
         yield {"op": "tick", "minutes": 7}
         yield {"op": "erase", "caller": "harness", "record": p["label"],
                "note": "gdpr"}
@@ -1557,6 +1571,10 @@ class Generator:
         st.update(source="sensor", confidence=1.0, valid=None, proposal=None,
                   expected_head=None, scope="public", readers=None)
         yield st
+        # §16: an input whose ancestor is revoked or registered (here the
+        # caller's own tentative record, below the registered view)
+        yield self.act({"caller": b, "tx": t2["label"]}, None,
+                       inputs=[st["label"]], tool="note")
         yield {"op": "commit", "caller": b, "tx": t2["label"]}
         yield {"op": "revoke", "caller": "harness", "record": v["label"]}
 
