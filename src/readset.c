@@ -29,7 +29,9 @@
  *     join the taker's list, so a taker that rolls back puts them back.
  *
  * Reads of a transaction begun in the same (sub)transaction that rolls back
- * are dropped: that memtx transaction never existed.  memtx.begin drops any
+ * are dropped, from this backend's list and from the buffer (where an inner
+ * savepoint's rollback may have put them): that memtx transaction never
+ * existed.  memtx.begin drops any
  * lost reads under the id it hands out: they can only be those of a store
  * that is gone (the ids restart when the extension is created again).  A PREPAREd transaction
  * that read is refused (0A000): its outcome is not known when it ends here.
@@ -204,6 +206,40 @@ ReadSetSettle(bool (*ends) (ReadSetLocal *e, SubTransactionId subid),
 	nlocal = kept;
 }
 
+/*
+ * Drop from the buffer the lost reads of the memtx transactions begun in
+ * the (sub)transaction that aborts (subid; InvalidSubTransactionId: the top
+ * transaction): that memtx transaction never existed.  Reads of it that an
+ * inner savepoint lost earlier are in the buffer already, and no commit or
+ * abort of the transaction will ever take them.  Runs in transaction
+ * callbacks: no errors, no allocation.
+ */
+static void
+ReadSetDropBegun(SubTransactionId subid)
+{
+	int			kept = 0;
+	int			dropped = 0;
+	bool		any = false;
+
+	for (int i = 0; i < nbegun && !any; i++)
+		any = subid == InvalidSubTransactionId || begun[i].subid == subid;
+	if (!any || shared == NULL)
+		return;
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < shared->nlost; i++)
+	{
+		ReadSetLost *l = &shared->lost[i];
+
+		if (l->db == MyDatabaseId && ReadSetBegunIn(l->tx, subid))
+			dropped++;
+		else
+			shared->lost[kept++] = *l;
+	}
+	shared->nlost = kept;
+	shared->reserved -= dropped;
+	LWLockRelease(shared->lock);
+}
+
 static bool
 ReadSetAll(ReadSetLocal *e, SubTransactionId subid)
 {
@@ -236,6 +272,7 @@ ReadSetXactCallback(XactEvent event, void *arg)
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			ReadSetSettle(ReadSetAll, InvalidSubTransactionId, true);
+			ReadSetDropBegun(InvalidSubTransactionId);
 			nbegun = 0;
 			break;
 		default:
@@ -259,6 +296,7 @@ ReadSetSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 			break;
 		case SUBXACT_EVENT_ABORT_SUB:
 			ReadSetSettle(ReadSetOfSub, mySubid, true);
+			ReadSetDropBegun(mySubid);
 			{
 				int			kept = 0;
 
