@@ -186,6 +186,8 @@ class Model:
         self.compensations = []             # §6: (root, action id, tool)
         self.action_log = []                # §5: (tx, tool, allowed, reason, action, key, args)
         self.receipts = {}                  # §11: ns -> [(kind, subject, disposition, reason)]
+        self.receipt_moves = {}             # §17: ns -> [ids whose state moved, per receipt]
+        self.moved = {}                     # §17: ns -> ids moved since its last receipt
         self.pos = 0                        # one global order (§1)
         self.seq = 0                        # commit sequence (§3 snapshot)
 
@@ -220,6 +222,8 @@ class Model:
         m.compensations = list(self.compensations)
         m.action_log = list(self.action_log)
         m.receipts = {k: list(v) for k, v in self.receipts.items()}
+        m.receipt_moves = {k: list(v) for k, v in self.receipt_moves.items()}
+        m.moved = {k: set(v) for k, v in self.moved.items()}
         return m
 
     # ------------------------------------------------------------ predicates
@@ -336,12 +340,16 @@ class Model:
         READING §13 "every state change": a change of the reason alone is
         kept too (README)."""
         if (state, reason) != (r.state, r.reason):
+            if state != r.state:
+                self.moved.setdefault(r.ns, set()).add(r.id)
             r.state, r.reason = state, reason
             self.history.setdefault(r.id, []).append((state, reason, self.now))
 
     def receipt(self, ns, kind, subject, disposition, reason):
         self.receipts.setdefault(ns, []).append(
             (kind, subject, disposition, reason))
+        self.receipt_moves.setdefault(ns, []).append(
+            frozenset(self.moved.pop(ns, ())))
 
     def log(self, root, rid, action, reason, note):
         self.rollback.append((root, rid, self.records[rid].kind, action,
@@ -1358,7 +1366,21 @@ class Model:
         if kind in ("hash", "body", "column", "prev_hash"):
             return index + 1
         if kind == "delete_last":
-            return len(chain)
+            # the missing receipt, or lower: §17 receipts anchor states, so
+            # a record whose state that receipt's call moved now differs from
+            # what the rest of the chain gives it, reported at the receipt
+            # that last settled it (READING: which receipts settle a record
+            # is the engine's bookkeeping of bodies; the model offers every
+            # earlier receipt whose call moved that record)
+            moves = self.receipt_moves.get(ns, [])
+            lower = set()
+            for rid in (moves[-1] if moves else ()):
+                earlier = [i + 1 for i, m in enumerate(moves[:-1]) if rid in m]
+                if earlier:
+                    lower.add(earlier[-1])
+            if not lower:
+                return len(chain)
+            return OneOf(len(chain), *sorted(lower))
         if kind == "value":
             # a value digest no longer matching its record, unless erased
             rid = op["record"]
