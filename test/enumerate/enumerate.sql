@@ -310,7 +310,7 @@ BEGIN
                                   'inputs', CASE WHEN i.id IS NULL THEN '[]'::jsonb
                                                  ELSE jsonb_build_array(i.id) END,
                                   'effect_key', NULL),
-               format('SELECT allowed, reason, action_id, blockers FROM memtx.act(%s)', s.args),
+               format('SELECT allowed, reason, action_id, blockers, repeated FROM memtx.act(%s)', s.args),
                format('act %s %s %s', t.l, l.tool, coalesce(i.l, '-')),
                format('SELECT format(''%%s %%s %%s %%s'', CASE WHEN allowed THEN ''true'' ELSE ''false'' END, coalesce(reason, ''-''),'
                       ' coalesce(memtx_enum.lr(action_id), ''-''), memtx_enum.lrs(blockers))'

@@ -129,8 +129,9 @@ def load_store(conn, ns, snapshot_ns=None):
     return {
         "records": rows(
             "SELECT id, tx_id, entity, attribute, value::text AS value, kind::text AS kind,"
-            " state::text AS state, verdict::text AS verdict, verdict_reason, proposal,"
-            " expected_head FROM memtx.records WHERE namespace = %s", ns),
+            " state::text AS state, reason::text AS reason, verdict::text AS verdict,"
+            " verdict_reason, proposal, expected_head FROM memtx.records WHERE namespace = %s",
+            ns),
         "history": rows(
             "SELECT record_id, state::text AS state, reason, pos FROM memtx.history"
             " WHERE namespace = %s", ns),
@@ -575,6 +576,12 @@ class Checker:
         fin = self.finish_of.get(op["result"]["tx"])
         if fin:
             ends.append(fin)
+        if not ends and self.rec.get(rid, {}).get("reason") == "expired":
+            # the server expired its transaction (a lease that ran out, or
+            # SPEC §17: a transaction open at a crash counts as expired from
+            # the restart on), at a moment no operation records: it may
+            # have left flight at any time after its staging
+            return (op["complete_t"], op["complete_t"], op["invoke_t"], INF)
         return (op["complete_t"], min([o["invoke_t"] for o in ends], default=INF),
                 op["invoke_t"], min([o["complete_t"] for o in ends], default=INF))
 

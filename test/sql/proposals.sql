@@ -188,6 +188,10 @@ SELECT * FROM memtx.outcome('p-3');
 -- only a harness asks about another agent (42501 otherwise)
 SELECT pg_temp.try('SELECT * FROM memtx.outcome(''p-6'', agent => ''postgres'')');
 SELECT * FROM memtx.outcome('p-3', agent => 'regress_memtx_prop');
+-- a namespace other than default answers its members only (SPEC §17), with the same error
+-- whether it exists or not
+SELECT pg_temp.try('SELECT * FROM memtx.outcome(''p-1'', ''other'')');
+SELECT pg_temp.try('SELECT * FROM memtx.outcome(''p-1'', ''nowhere'')');
 RESET ROLE;
 SELECT * FROM memtx.outcome('p-3', agent => 'regress_memtx_prop');
 SELECT * FROM memtx.outcome('p-3', agent => 'nobody');
