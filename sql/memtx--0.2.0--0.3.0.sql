@@ -867,3 +867,9 @@ CREATE FUNCTION memtx.check_invariants(namespace text DEFAULT NULL)
     LANGUAGE C VOLATILE CALLED ON NULL INPUT
     SET search_path = pg_catalog, pg_temp SET jit = off;
 COMMENT ON FUNCTION memtx.check_invariants(text) IS 'harness: recompute I1, I2, G3 and single truth from the records, edges and action log, of one namespace or (NULL) all; no rows when all hold';
+
+-- §3 Transactions, snapshots, isolation (the order the §8 checker's I1
+-- audit relies on): memtx.happened_before is STRICT.  It answered NULL for
+-- a NULL argument before; the marking says so to pg_proc and the planner,
+-- as for the other query-free C functions.
+ALTER FUNCTION memtx.happened_before(xid8, bigint, pg_snapshot, xid8, bigint) STRICT;

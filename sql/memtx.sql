@@ -508,7 +508,7 @@ COMMENT ON FUNCTION memtx.read(bigint, text, text) IS 'records visible to the tr
 CREATE FUNCTION memtx.happened_before(xid xid8, pos bigint, snapshot pg_snapshot, snapshot_xid xid8, snapshot_pos bigint)
     RETURNS boolean
     AS 'MODULE_PATHNAME', 'memtx_happened_before'
-    LANGUAGE C IMMUTABLE PARALLEL SAFE;
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION memtx.happened_before(xid8, bigint, pg_snapshot, xid8, bigint) IS 'whether an event at (xid, pos) precedes a snapshot taken at (snapshot_xid, snapshot_pos)';
 
 -- Expiry by namespace: a namespace whose lock is held (a writer idle in its

@@ -41,7 +41,7 @@
  * writes and the other finds nothing to do.
  */
 #include "fault.h"
-#include "api.h"
+#include "call.h"
 #include "cascade.h"
 #include "locks.h"
 #include "receipt.h"

@@ -124,7 +124,7 @@
  */
 #include "locks.h"
 
-#include "api.h"
+#include "call.h"
 
 #include "access/xact.h"
 #include "miscadmin.h"

@@ -34,7 +34,7 @@
  * SHA-256 and UTF-8 are fixed definitions, so the placement is the same on
  * every node, platform and release (hashtext is not promised to be).
  */
-#include "api.h"
+#include "call.h"
 
 #define NODE_ID_BITS	48
 #define NODE_MAX		31

@@ -13,7 +13,7 @@
  * what the caller may not read, and a record id the caller may not read
  * answers like one that does not exist.
  */
-#include "api.h"
+#include "call.h"
 
 #include "catalog/pg_type.h"
 #include "miscadmin.h"

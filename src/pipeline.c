@@ -22,7 +22,7 @@
  * rivals each sees are final.  In READ COMMITTED each query sees what
  * committed before it, so the second of two racing commits adjudicates
  * against the first's result: the outcome is that of a serial order.  memtx
- * refuses to run under REPEATABLE READ or SERIALIZABLE (api.c), where a
+ * refuses to run under REPEATABLE READ or SERIALIZABLE (call.c), where a
  * transaction snapshot would hide the first commit from the second.
  *
  * Idempotence.  The outcome is stored on the records (verdict,

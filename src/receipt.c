@@ -57,7 +57,7 @@
  * and in the record states it anchors.
  */
 #include "fault.h"
-#include "api.h"
+#include "call.h"
 #include "receipt.h"
 #include "record.h"
 

@@ -7,7 +7,7 @@
  * namespace grant who may begin in the namespace.  Each call upserts or
  * deletes one row.
  */
-#include "api.h"
+#include "call.h"
 
 #include "catalog/pg_type.h"
 #include "utils/acl.h"

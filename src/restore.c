@@ -33,7 +33,7 @@
  * its INSERT through StageRestoring, set around that one call and cleared on
  * error too; no SQL argument can set it.
  */
-#include "api.h"
+#include "call.h"
 #include "locks.h"
 #include "record.h"
 #include "txn.h"

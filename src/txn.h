@@ -4,7 +4,7 @@
 #ifndef MEMTX_TXN_H
 #define MEMTX_TXN_H
 
-#include "api.h"
+#include "call.h"
 
 #include "access/transam.h"
 

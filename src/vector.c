@@ -17,7 +17,7 @@
  * memtx.recall_similar is memtx.read by similarity, like memtx.recall by
  * relevance: VisReadBegin's preconditions, VisVisibleMany's one definition
  * of what a transaction sees, ReadSetJoin for the read set, and the batched
- * cursor of RetrievalScan (retrieval.c) that keeps the visible rows and
+ * cursor of RetrievalScan (recall.c) that keeps the visible rows and
  * stops at k.  Its candidates come from the model's HNSW index
  * (memtx.embedding_model_index: a partial index on the embedding cast to the
  * model's dimensions, WHERE model = the model), through a query that states
@@ -83,7 +83,7 @@
 #include "fence.h"
 #include "locks.h"
 #include "readset.h"
-#include "retrieval.h"
+#include "recall.h"
 #include "visibility.h"
 
 #include "access/htup_details.h"

@@ -576,7 +576,7 @@ memtx_worker_main(Datum main_arg)
 	pgstat_report_appname("memtx worker");
 
 	/*
-	 * memtx runs at READ COMMITTED only (api.c): a server-wide default of
+	 * memtx runs at READ COMMITTED only (call.c): a server-wide default of
 	 * another level must not stop expiry.  Autovacuum does the same.
 	 */
 	SetConfigOption("default_transaction_isolation", "read committed",

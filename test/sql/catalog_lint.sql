@@ -40,6 +40,20 @@ SELECT p.oid::regprocedure AS unpinned_not_c
   FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
  WHERE p.oid IN (SELECT pg_temp.memtx_functions()) AND l.lanname <> 'c' AND p.prosqlbody IS NULL
    AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%');
+-- a query-free function with arguments is STRICT (NULL in, NULL out, as
+-- PostgreSQL's own functions of this kind), except the two whose answer
+-- for a NULL is a boolean by design: can_read (a NULL part of a record's
+-- permission block grants nothing) and copying_into (no table: false)
+SELECT p.oid::regprocedure AS not_strict
+  FROM pg_proc p
+ WHERE p.oid IN (SELECT pg_temp.memtx_functions()) AND p.prosqlbody IS NULL AND p.pronargs > 0
+   AND p.prorettype <> 'trigger'::regtype AND NOT p.proisstrict
+   AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%')
+EXCEPT
+SELECT f::regprocedure FROM unnest(ARRAY[
+    'memtx.can_read(text,text[],memtx.scope)', 'memtx.copying_into(oid)'
+]::regprocedure[]) f
+ORDER BY 1;
 -- pinned means pg_catalog first and pg_temp last, nothing the caller controls
 SELECT p.oid::regprocedure AS bad_search_path, c
   FROM pg_proc p, unnest(p.proconfig) c

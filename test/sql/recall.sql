@@ -222,7 +222,7 @@ SELECT record_id, state, reason FROM memtx.commit(:tx);
 RESET ROLE;
 
 -- 8. served by the GIN index, never by a scan of the store.  The generic plan of the query
--- recall runs (retrieval.c) probes records_recall_idx and has no Seq Scan on records ...
+-- recall runs (recall.c) probes records_recall_idx and has no Seq Scan on records ...
 SET plan_cache_mode = force_generic_plan;
 PREPARE recall_query(text, tsquery, text, timestamptz) AS
     WITH m AS MATERIALIZED (

@@ -1,10 +1,10 @@
 /*
- * retrieval.h — what memtx.recall and memtx.recall_similar share
- * (retrieval.c): the full-text query and ranking of SPEC §14, and the
+ * recall.h — what memtx.recall and memtx.recall_similar share
+ * (recall.c): the full-text query and ranking of SPEC §14, and the
  * batched scan that keeps the rows visible to a transaction.
  */
-#ifndef MEMTX_RETRIEVAL_H
-#define MEMTX_RETRIEVAL_H
+#ifndef MEMTX_RECALL_H
+#define MEMTX_RECALL_H
 
 #include "record.h"
 
@@ -42,4 +42,4 @@ typedef bool (*RetrievalEmit) (MemtxRec *rec, HeapTuple tuple, TupleDesc desc, v
  */
 extern bool RetrievalScan(MemtxTxn *t, Portal portal, int first_batch, RetrievalEmit emit, void *arg);
 
-#endif							/* MEMTX_RETRIEVAL_H */
+#endif							/* MEMTX_RECALL_H */

@@ -1,8 +1,8 @@
 /*
- * api.h — the calling convention shared by every memtx SQL function.
+ * call.h — the calling convention shared by every memtx SQL function.
  */
-#ifndef MEMTX_API_H
-#define MEMTX_API_H
+#ifndef MEMTX_CALL_H
+#define MEMTX_CALL_H
 
 #include "memtx.h"
 
@@ -59,4 +59,4 @@ extern void MemtxCheckRoleNames(ArrayType *arr, const char *name);
 extern bool MemtxNamespaceMember(Oid role, const char *ns);
 extern void MemtxRequireNamespaceReader(MemtxCall *call, const char *ns);
 
-#endif							/* MEMTX_API_H */
+#endif							/* MEMTX_CALL_H */

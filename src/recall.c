@@ -1,5 +1,5 @@
 /*
- * retrieval.c — memtx.recall and memtx.lookup (SPEC §14).
+ * recall.c — memtx.recall and memtx.lookup (SPEC §14).
  *
  * memtx.recall is memtx.read by relevance: the same preconditions, the same
  * visibility, the same read set, only the candidates differ.  They come
@@ -32,7 +32,7 @@
  * (ReadSetJoin), so the flow-control rule of §4 3c covers recalled values.
  *
  * The query, the text cursor and the batched visible scan are shared
- * (retrieval.h): memtx.recall_similar (vector.c) reads its vector list
+ * (recall.h): memtx.recall_similar (vector.c) reads its vector list
  * through RetrievalScan too, and its hybrid form takes the text list from
  * RetrievalTextOpen, so both recalls have one definition of what a
  * transaction may see and of the text ranking.
@@ -51,7 +51,7 @@
  * expired item disappears from lookup and recall without any retraction.
  */
 #include "readset.h"
-#include "retrieval.h"
+#include "recall.h"
 #include "visibility.h"
 
 #include "catalog/namespace.h"

@@ -1,5 +1,5 @@
 /*
- * api.c — how a memtx SQL function runs.
+ * call.c — how a memtx SQL function runs.
  *
  * Every API function is declared with SET search_path = pg_catalog, pg_temp,
  * so no name in its queries resolves into a schema the caller controls.  On
@@ -24,7 +24,7 @@
  * working there: one snapshot for the whole audit is what it wants.  The
  * worker runs its expiry at READ COMMITTED whatever the server default.
  */
-#include "api.h"
+#include "call.h"
 #include "catalog.h"
 #include "readset.h"
 
