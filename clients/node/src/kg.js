@@ -473,8 +473,11 @@ const TOOLS = [
     },
     async run({ query }, ctx) {
       const q = String(query).toLowerCase();
-      const { value: graph } = await inTransaction(ctx, null, async (_m, snap) => subgraph(snap.graph(),
-        (e) => [e.name, e.entityType, ...e.observations].some((s) => s.toLowerCase().includes(q))));
+      const { value: graph } = await inTransaction(ctx, null, async (m, snap) => {
+        const near = await nearEntities(m, String(query));
+        return subgraph(snap.graph(),
+          (e) => near.has(e.name) || [e.name, e.entityType, ...e.observations].some((s) => s.toLowerCase().includes(q)));
+      });
       return result(graph, { ...graph });
     },
   },
@@ -548,3 +551,43 @@ export const resources = [{
     return JSON.stringify(graph, null, 2);
   },
 }];
+
+// ------------------------------------------------------------ by meaning
+
+/** How many records nearest to a search_nodes query bring their entities in. */
+const NEAREST = 10;
+
+/**
+ * With an embedder (memtx-mcp's MEMTX_EMBEDDINGS_URL), search_nodes also
+ * finds by meaning: the entities of the NEAREST graph records (entity
+ * types, observations, relations: every fact is embedded as it is staged)
+ * nearest to the query, as the transaction sees them (memtx.recall_similar,
+ * SPEC §19).  Without one, none.
+ * @param {import('./memory.js').Memory} m @param {string} query
+ * @returns {Promise<Set<string>>}
+ */
+async function nearEntities(m, query) {
+  if (!m.embedder || query.trim() === '') return new Set();
+  const rows = await m.recallSimilar(query, { k: NEAREST, entity_prefix: PREFIX, hybrid: false });
+  return new Set(rows.map((r) => r.entity.slice(PREFIX.length)));
+}
+
+/**
+ * The text memtx-mcp embeds for a record of the graph (undefined for any
+ * other record): an entity as "name (type)", an observation as "name:
+ * content", a relation as "from relationType to" -- the words of the fact,
+ * not the digests of its slot.
+ * @param {string} entity @param {string} attribute @param {unknown} value
+ * @returns {string | undefined}
+ */
+export function embeddingText(entity, attribute, value) {
+  if (!entity.startsWith(PREFIX)) return undefined;
+  const name = entity.slice(PREFIX.length);
+  if (attribute === TYPE) return `${name} (${String(value)})`;
+  if (attribute.startsWith(OBSERVATION)) return `${name}: ${String(value)}`;
+  if (attribute.startsWith(RELATION) && value && typeof value === 'object') {
+    const r = /** @type {Record<string, unknown>} */ (value);
+    return `${String(r.from)} ${String(r.relationType)} ${String(r.to)}`;
+  }
+  return undefined;
+}
