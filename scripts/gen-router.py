@@ -110,6 +110,8 @@ NOT_ROUTED = {
     "value_salted_digest": "internal: receipt digest",
     "receipt_columns": "internal: receipt body",
     "receipt_ids": "internal: the record ids a receipt body lists",
+    "ancestors_of": "internal: the set-wise walk a node's checks run (ancestors, routed by record, is the API)",
+    "descendants_of": "internal: the set-wise walk a node's checks run (descendants, routed by record, is the API)",
     "history_write": "internal: trigger",
     "dispositions": "internal: the checker's list of dispositions",
     "receipt_problems": "internal: the receipt checker",

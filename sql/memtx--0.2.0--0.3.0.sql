@@ -719,3 +719,143 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION memtx.receipt_problems(text) IS 'harness audit: what is wrong with a namespace''s chained receipts and with the record states they anchor, by seq, with the record concerned (none when the chain holds)';
 REVOKE ALL ON FUNCTION memtx.receipt_problems(text) FROM PUBLIC;
+
+-- §17 Deep DAGs are linear; §8 check_invariants(namespace).  The ancestry
+-- predicates gain set-wise forms (one walk for a set of records), through
+-- which the one-record forms are now defined; the history trigger matches
+-- an UPDATE's old and new rows with a hash join, and the reference trigger
+-- probes a record by its id alone, so neither reads a number of rows that
+-- grows with the statement or the store; check_invariants takes a namespace.
+
+-- The transitive ancestors of a set of records over derived_from edges, each
+-- once, however many paths lead to it: one walk for the whole set (a record
+-- of the set appears only as an ancestor of another).  The walk up from each
+-- record stops where it meets one already found, so its cost is that of the
+-- union of their ancestries, not of their sum.  Each step probes the edges'
+-- index from the records found by the step before (a lateral subquery the
+-- planner cannot turn into a join), whatever the caller's planner settings:
+-- as a join, a planner free to hash could scan every edge at every step.
+-- Callers pass the set as an array value (a parameter, or a column of a row
+-- before it, as "FROM s, memtx.descendants_of(s.ids)"), not as
+-- ARRAY(SELECT ...) among the arguments: the planner inlines no function
+-- with a subquery among its arguments.
+CREATE FUNCTION memtx.ancestors_of(records bigint[]) RETURNS SETOF bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    WITH RECURSIVE anc(id) AS (
+        SELECT e.parent FROM memtx.edges e WHERE e.child = ANY (ancestors_of.records)
+        UNION
+        SELECT p.parent FROM anc CROSS JOIN LATERAL (
+            SELECT e.parent FROM memtx.edges e WHERE e.child = anc.id OFFSET 0) p)
+    SELECT anc.id FROM anc;
+END;
+COMMENT ON FUNCTION memtx.ancestors_of(bigint[]) IS 'the transitive ancestors of any of the records (derived_from), each once, in one walk';
+
+-- The transitive descendants of a set of records, each once, in one walk
+-- (probing the edges' index as ancestors_of does).
+CREATE FUNCTION memtx.descendants_of(records bigint[]) RETURNS SETOF bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    WITH RECURSIVE d(id) AS (
+        SELECT e.child FROM memtx.edges e WHERE e.parent = ANY (descendants_of.records)
+        UNION
+        SELECT c.child FROM d CROSS JOIN LATERAL (
+            SELECT e.child FROM memtx.edges e WHERE e.parent = d.id OFFSET 0) c)
+    SELECT d.id FROM d;
+END;
+COMMENT ON FUNCTION memtx.descendants_of(bigint[]) IS 'the transitive descendants of any of the records, each once, in one walk';
+
+-- The transitive ancestors of one record, without the record itself.
+CREATE OR REPLACE FUNCTION memtx.ancestors(record bigint) RETURNS SETOF bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT a.id FROM memtx.ancestors_of(ARRAY[ancestors.record]) a(id);
+END;
+COMMENT ON FUNCTION memtx.ancestors(bigint) IS 'the transitive ancestors of a record (derived_from, without the record itself), each once';
+
+-- The transitive descendants of one record, without the record itself.
+CREATE OR REPLACE FUNCTION memtx.descendants(record bigint) RETURNS SETOF bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT d.id FROM memtx.descendants_of(ARRAY[descendants.record]) d(id);
+END;
+COMMENT ON FUNCTION memtx.descendants(bigint) IS 'the transitive descendants of a record (without the record itself), each once';
+
+CREATE OR REPLACE FUNCTION memtx.history_write() RETURNS trigger
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    SET enable_hashjoin = on SET enable_nestloop = off
+AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        IF NOT memtx.copying_into(TG_RELID) THEN
+            INSERT INTO memtx.history (record_id, state, reason, at, pos, namespace)
+            SELECT n.id, n.state, n.reason, memtx.now(), n.staged_pos, n.namespace
+              FROM new_rows n WHERE n.state <> 'validated';
+        END IF;
+    ELSE
+        INSERT INTO memtx.history (record_id, state, reason, at, pos, namespace)
+        SELECT c.id, c.state, c.reason, memtx.now(),
+               CASE WHEN c.settled_pos IS DISTINCT FROM c.old_settled_pos THEN c.settled_pos
+                    ELSE pg_catalog.nextval('memtx.clock') END, c.namespace
+          FROM (SELECT n.id, n.state, n.reason, n.settled_pos, o.settled_pos AS old_settled_pos, n.namespace
+                  FROM new_rows n JOIN old_rows o ON o.id = n.id
+                 WHERE n.state <> 'validated'
+                   AND (n.state <> o.state OR n.reason IS DISTINCT FROM o.reason)
+                 ORDER BY n.id) c;
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE OR REPLACE FUNCTION memtx.reference_check() RETURNS trigger
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    tx   bigint;
+    recs bigint[];
+    r    bigint;
+BEGIN
+    CASE TG_TABLE_NAME
+        WHEN 'records', 'read_set' THEN tx := NEW.tx_id;
+        WHEN 'action_log' THEN tx := NEW.tx_id; recs := ARRAY[NEW.action_id];
+        WHEN 'edges' THEN recs := ARRAY[NEW.child, NEW.parent];
+        WHEN 'revocation_registry' THEN recs := ARRAY[NEW.record_id, NEW.root_id];
+        WHEN 'compensations' THEN recs := ARRAY[NEW.root_id, NEW.action_id];
+    END CASE;
+    -- the named rows must be in the row's own namespace (SPEC §3); a row
+    -- without one is the NOT NULL constraint's to refuse
+    IF NEW.namespace IS NULL THEN
+        RETURN NEW;
+    END IF;
+    IF tx IS NOT NULL THEN
+        PERFORM FROM memtx.transactions t WHERE t.id = tx AND t.namespace = NEW.namespace FOR KEY SHARE;
+        IF NOT FOUND AND NOT memtx.copying_into(TG_RELID) THEN
+            RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation',
+                MESSAGE = format('a row of %s names transaction %s, which does not exist in namespace %s',
+                                 TG_TABLE_NAME, tx, NEW.namespace);
+        END IF;
+    END IF;
+    FOREACH r IN ARRAY coalesce(recs, '{}') LOOP
+        CONTINUE WHEN r IS NULL;
+        -- the namespace is compared, not probed: as an index condition it
+        -- would let a plan made on an empty store read the namespace's
+        -- entries of the slot index instead of one key of the primary key
+        PERFORM FROM memtx.records x WHERE x.id = r AND x.namespace IS NOT DISTINCT FROM NEW.namespace
+            FOR KEY SHARE;
+        IF NOT FOUND AND NOT memtx.copying_into(TG_RELID) THEN
+            RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation',
+                MESSAGE = format('a row of %s names record %s, which does not exist in namespace %s',
+                                 TG_TABLE_NAME, r, NEW.namespace);
+        END IF;
+    END LOOP;
+    RETURN NEW;
+END $$;
+
+DROP FUNCTION memtx.check_invariants();
+CREATE FUNCTION memtx.check_invariants(namespace text DEFAULT NULL)
+    RETURNS TABLE (invariant text, record_id bigint, detail text)
+    AS 'MODULE_PATHNAME', 'memtx_check_invariants'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT
+    SET search_path = pg_catalog, pg_temp SET jit = off;
+COMMENT ON FUNCTION memtx.check_invariants(text) IS 'harness: recompute I1, I2, G3 and single truth from the records, edges and action log, of one namespace or (NULL) all; no rows when all hold';

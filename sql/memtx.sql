@@ -290,28 +290,57 @@ CREATE FUNCTION memtx.rivals(a_namespace text, a_entity text, a_attribute text, 
        AND a_value::text <> b_value::text;
 COMMENT ON FUNCTION memtx.rivals(text, text, text, tstzrange, jsonb, text, text, text, tstzrange, jsonb) IS 'whether two records contest one slot: same slot, overlapping validity, different values';
 
--- The transitive ancestors of a record over derived_from edges, without the
--- record itself; each once, however many paths lead to it.
-CREATE FUNCTION memtx.ancestors(record bigint) RETURNS SETOF bigint
+-- The transitive ancestors of a set of records over derived_from edges, each
+-- once, however many paths lead to it: one walk for the whole set (a record
+-- of the set appears only as an ancestor of another).  The walk up from each
+-- record stops where it meets one already found, so its cost is that of the
+-- union of their ancestries, not of their sum.  Each step probes the edges'
+-- index from the records found by the step before (a lateral subquery the
+-- planner cannot turn into a join), whatever the caller's planner settings:
+-- as a join, a planner free to hash could scan every edge at every step.
+-- Callers pass the set as an array value (a parameter, or a column of a row
+-- before it, as "FROM s, memtx.descendants_of(s.ids)"), not as
+-- ARRAY(SELECT ...) among the arguments: the planner inlines no function
+-- with a subquery among its arguments.
+CREATE FUNCTION memtx.ancestors_of(records bigint[]) RETURNS SETOF bigint
     LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
     WITH RECURSIVE anc(id) AS (
-        SELECT e.parent FROM memtx.edges e WHERE e.child = ancestors.record
+        SELECT e.parent FROM memtx.edges e WHERE e.child = ANY (ancestors_of.records)
         UNION
-        SELECT e.parent FROM memtx.edges e JOIN anc ON e.child = anc.id)
+        SELECT p.parent FROM anc CROSS JOIN LATERAL (
+            SELECT e.parent FROM memtx.edges e WHERE e.child = anc.id OFFSET 0) p)
     SELECT anc.id FROM anc;
 END;
-COMMENT ON FUNCTION memtx.ancestors(bigint) IS 'the transitive ancestors of a record (derived_from, without the record itself), each once';
+COMMENT ON FUNCTION memtx.ancestors_of(bigint[]) IS 'the transitive ancestors of any of the records (derived_from), each once, in one walk';
 
--- The transitive descendants of a record, without the record itself.
-CREATE FUNCTION memtx.descendants(record bigint) RETURNS SETOF bigint
+-- The transitive descendants of a set of records, each once, in one walk
+-- (probing the edges' index as ancestors_of does).
+CREATE FUNCTION memtx.descendants_of(records bigint[]) RETURNS SETOF bigint
     LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
     WITH RECURSIVE d(id) AS (
-        SELECT e.child FROM memtx.edges e WHERE e.parent = descendants.record
+        SELECT e.child FROM memtx.edges e WHERE e.parent = ANY (descendants_of.records)
         UNION
-        SELECT e.child FROM memtx.edges e JOIN d ON e.parent = d.id)
+        SELECT c.child FROM d CROSS JOIN LATERAL (
+            SELECT e.child FROM memtx.edges e WHERE e.parent = d.id OFFSET 0) c)
     SELECT d.id FROM d;
+END;
+COMMENT ON FUNCTION memtx.descendants_of(bigint[]) IS 'the transitive descendants of any of the records, each once, in one walk';
+
+-- The transitive ancestors of one record, without the record itself.
+CREATE FUNCTION memtx.ancestors(record bigint) RETURNS SETOF bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT a.id FROM memtx.ancestors_of(ARRAY[ancestors.record]) a(id);
+END;
+COMMENT ON FUNCTION memtx.ancestors(bigint) IS 'the transitive ancestors of a record (derived_from, without the record itself), each once';
+
+-- The transitive descendants of one record, without the record itself.
+CREATE FUNCTION memtx.descendants(record bigint) RETURNS SETOF bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT d.id FROM memtx.descendants_of(ARRAY[descendants.record]) d(id);
 END;
 COMMENT ON FUNCTION memtx.descendants(bigint) IS 'the transitive descendants of a record (without the record itself), each once';
 
@@ -428,7 +457,8 @@ COMMENT ON FUNCTION memtx.set_role_tier(text, memtx.risk_tier) IS 'harness: the 
 -- than running them.  For the same reason the protocol functions plan with
 -- hash and merge joins off: a walk of a record's ancestry or descendants must
 -- be index nested loops, whose cost follows the walk, never a join that reads
--- the whole store (check_invariants, an audit, keeps them).  Sequential scans
+-- the whole store (check_invariants, an audit, keeps them for its scans of
+-- whole tables and turns them off for its walks).  Sequential scans
 -- are off as well: every statement of these functions is a probe by key, and
 -- a plan made while a table was small (a fresh install, a store loaded in
 -- bulk) would otherwise keep scanning it whole as it grows, until the next
@@ -769,12 +799,14 @@ COMMENT ON FUNCTION memtx.revoke(bigint, text) IS 'retract a record and repair e
  * §8 Invariants and the checker
  */
 
-CREATE FUNCTION memtx.check_invariants()
+-- Given a namespace, that namespace's records, actions, retractions and
+-- receipts only (SPEC §17); NULL, every namespace.
+CREATE FUNCTION memtx.check_invariants(namespace text DEFAULT NULL)
     RETURNS TABLE (invariant text, record_id bigint, detail text)
     AS 'MODULE_PATHNAME', 'memtx_check_invariants'
-    LANGUAGE C VOLATILE
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT
     SET search_path = pg_catalog, pg_temp SET jit = off;
-COMMENT ON FUNCTION memtx.check_invariants() IS 'harness: recompute I1, I2, G3 and single truth from the records, edges and action log; no rows when all hold';
+COMMENT ON FUNCTION memtx.check_invariants(text) IS 'harness: recompute I1, I2, G3 and single truth from the records, edges and action log, of one namespace or (NULL) all; no rows when all hold';
 
 /* ----------------------------------------------------------------------
  * §9 Observability
@@ -1263,9 +1295,16 @@ CREATE POLICY history_readable ON memtx.history FOR SELECT
     USING (EXISTS (SELECT 1 FROM memtx.records r WHERE r.id = record_id AND r.namespace = history.namespace));
 SELECT pg_catalog.pg_extension_config_dump('memtx.history', '');
 
+-- An UPDATE's old and new rows are matched by id: transition tables have no
+-- index, and the protocol functions that fire this trigger plan with hash
+-- joins off, so the join would be a nested loop reading every old row once
+-- per new row (a cascade of 3,000 records spent 4.7 s here).  The trigger
+-- plans its own statement with a hash join, whatever the caller's settings
+-- and however few rows the statement it first planned for had.
 CREATE FUNCTION memtx.history_write() RETURNS trigger
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
+    SET enable_hashjoin = on SET enable_nestloop = off
 AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
@@ -1997,7 +2036,11 @@ BEGIN
     END IF;
     FOREACH r IN ARRAY coalesce(recs, '{}') LOOP
         CONTINUE WHEN r IS NULL;
-        PERFORM FROM memtx.records x WHERE x.id = r AND x.namespace = NEW.namespace FOR KEY SHARE;
+        -- the namespace is compared, not probed: as an index condition it
+        -- would let a plan made on an empty store read the namespace's
+        -- entries of the slot index instead of one key of the primary key
+        PERFORM FROM memtx.records x WHERE x.id = r AND x.namespace IS NOT DISTINCT FROM NEW.namespace
+            FOR KEY SHARE;
         IF NOT FOUND AND NOT memtx.copying_into(TG_RELID) THEN
             RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation',
                 MESSAGE = format('a row of %s names record %s, which does not exist in namespace %s',

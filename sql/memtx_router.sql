@@ -435,17 +435,17 @@ END
 $body$;
 COMMENT ON FUNCTION memtx.chain_receipts(text) IS 'harness: chain the committed receipts not yet chained (of one namespace, or of all), in the order they were appended; returns how many (router: runs on the node of its namespace; when it is NULL, on every node in turn; the sum)';
 
--- memtx.check_invariants(): the node of argument namespace, every node when it is NULL (union)
-CREATE FUNCTION memtx_router.check_invariants_on(memtx_router_node integer)
+-- memtx.check_invariants(text): the node of argument namespace, every node when it is NULL (union)
+CREATE FUNCTION memtx_router.check_invariants_on(memtx_router_node integer, namespace text)
     RETURNS TABLE (invariant text, record_id bigint, detail text)
     LANGUAGE plproxy VOLATILE
 AS $plproxy$
     CLUSTER 'memtx_nodes';
     RUN ON $1;
-    SELECT * FROM memtx.check_invariants();
+    SELECT * FROM memtx.check_invariants($2::text);
 $plproxy$;
-COMMENT ON FUNCTION memtx_router.check_invariants_on(integer) IS 'the remote call of memtx.check_invariants on one node';
-CREATE FUNCTION memtx.check_invariants()
+COMMENT ON FUNCTION memtx_router.check_invariants_on(integer, text) IS 'the remote call of memtx.check_invariants on one node';
+CREATE FUNCTION memtx.check_invariants(namespace text DEFAULT NULL::text)
     RETURNS TABLE (invariant text, record_id bigint, detail text)
     LANGUAGE plpgsql VOLATILE
 AS $body$
@@ -457,9 +457,10 @@ DECLARE
     memtx_router_node integer;
 BEGIN
     IF session_user <> current_user THEN PERFORM memtx_router.check_caller(); END IF;
-    FOR memtx_router_node IN 0 .. memtx_router.node_count() - 1 LOOP
+    FOR memtx_router_node IN SELECT n FROM pg_catalog.generate_series(0, memtx_router.node_count() - 1) n
+               WHERE $1 IS NULL OR n = memtx_router.node_index(memtx_router.namespace_route($1)) LOOP
         BEGIN
-            RETURN QUERY SELECT * FROM memtx_router.check_invariants_on(memtx_router_node);
+            RETURN QUERY SELECT * FROM memtx_router.check_invariants_on(memtx_router_node, $1);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS memtx_router_state = RETURNED_SQLSTATE, memtx_router_message = MESSAGE_TEXT,
                 memtx_router_detail = PG_EXCEPTION_DETAIL, memtx_router_hint = PG_EXCEPTION_HINT;
@@ -470,7 +471,7 @@ BEGIN
     RETURN;
 END
 $body$;
-COMMENT ON FUNCTION memtx.check_invariants() IS 'harness: recompute I1, I2, G3 and single truth from the records, edges and action log; no rows when all hold (router: runs on every node in turn; the union of their rows)';
+COMMENT ON FUNCTION memtx.check_invariants(text) IS 'harness: recompute I1, I2, G3 and single truth from the records, edges and action log, of one namespace or (NULL) all; no rows when all hold (router: runs on the node of its namespace; when it is NULL, on every node in turn; the union of their rows)';
 
 -- memtx.commit(bigint): runs on the node in the top bits of argument tx
 CREATE FUNCTION memtx_router.commit(tx bigint)
@@ -1730,8 +1731,10 @@ CREATE FUNCTION memtx_router.unrouted() RETURNS TABLE (function text, reason tex
     LANGUAGE sql IMMUTABLE
 BEGIN ATOMIC
     SELECT u.function, u.reason FROM (VALUES
+        ('memtx.ancestors_of(bigint[])', 'internal: the set-wise walk a node''s checks run (ancestors, routed by record, is the API)'),
         ('memtx.can_read(text,text[],memtx.scope)', 'internal: row-level security predicate'),
         ('memtx.copying_into(oid)', 'internal: trigger helper'),
+        ('memtx.descendants_of(bigint[])', 'internal: the set-wise walk a node''s checks run (descendants, routed by record, is the API)'),
         ('memtx.dispositions()', 'internal: the checker''s list of dispositions'),
         ('memtx.enum_labels()', 'the enum labels compiled into a node''s library (catalog lint)'),
         ('memtx.happened_before(xid8,bigint,pg_snapshot,xid8,bigint)', 'internal: snapshot predicate'),

@@ -31,6 +31,11 @@
  * left tentative or active.  Repairs are applied set-wise, one statement per
  * kind of repair, and every repair and each root writes one rollback_log row;
  * cost is linear in the number of descendants and independent of store size.
+ * Several roots (an abort) are walked below at once, and each record below
+ * several is repaired under the lowest root id above it, as the roots'
+ * cascades one after another in id order would (the later ones would find
+ * it repaired): a chain staged in one transaction and aborted is one walk,
+ * not one per record.
  *
  * A cascade holds its namespace lock exclusive: stages, commits, acts and
  * resolutions (shared holders) wait for it or it for them, so the descendant
@@ -38,6 +43,7 @@
  */
 #include "fault.h"
 #include "cascade.h"
+#include "dag.h"
 #include "events.h"
 #include "fence.h"
 #include "locks.h"
@@ -176,13 +182,6 @@ CascadeRepairAction(RepairList *log, RepairList *comp, int64 id, bool reversible
  * descendant, or (below_actions) only the tool actions among them and what
  * descends from those.  Columns: id, kind, state, registered, reversible.
  */
-static void
-CascadeWalk(int64 root, bool below_actions)
-{
-	static SPIPlanPtr walk_all;
-	static SPIPlanPtr walk_actions;
-	static const Oid types[] = {INT8OID};
-	Datum		values[1];
 #define CASCADE_WALK_COLUMNS \
 	"SELECT r.id, r.kind, r.state, rr.record_id IS NOT NULL, " \
 	"       coalesce(t.reversible, false) "
@@ -193,13 +192,23 @@ CascadeWalk(int64 root, bool below_actions)
 	"      AND t.name = pg_catalog.substr(r.entity, 6) " \
 	"ORDER BY r.id FOR UPDATE OF r"
 
+static void
+CascadeWalk(int64 root, bool below_actions)
+{
+	static SPIPlanPtr walk_all;
+	static SPIPlanPtr walk_actions;
+	static const Oid types[] = {INT8OID};
+	Datum		values[1];
+
 	values[0] = Int64GetDatum(root);
 	if (below_actions)
 		MemtxExec(MemtxPlan(&walk_actions,
-							"WITH a(id) AS ("
+							"WITH a(id) AS MATERIALIZED ("
 							"  SELECT x.id FROM memtx.descendants($1) x(id) "
 							"  JOIN memtx.records ra ON ra.id = x.id AND ra.kind = 'tool_action'), "
-							"d(id) AS (SELECT a.id FROM a UNION SELECT y.id FROM a, memtx.descendants(a.id) y(id)) "
+							"b(ids) AS MATERIALIZED (SELECT ARRAY(SELECT a.id FROM a)), "
+							"d(id) AS (SELECT a.id FROM a UNION "
+							"          SELECT y.id FROM b CROSS JOIN LATERAL memtx.descendants_of(b.ids) y(id)) "
 							CASCADE_WALK_COLUMNS "FROM d " CASCADE_WALK_JOINS,
 							1, types),
 				  values, NULL, 0);
@@ -208,47 +217,62 @@ CascadeWalk(int64 root, bool below_actions)
 							CASCADE_WALK_COLUMNS "FROM memtx.descendants($1) d(id) " CASCADE_WALK_JOINS,
 							1, types),
 				  values, NULL, 0);
-#undef CASCADE_WALK_COLUMNS
-#undef CASCADE_WALK_JOINS
 }
 
 /*
- * Sort the rows of a walk (CascadeWalk) by repair: views to quarantine go to
- * views, records to revoke to revoke, tool actions to compensate to comp,
+ * Lock and list the roots rootids[0..n) and everything below them, in id
+ * order, in one walk (memtx.descendants_of): the columns of CascadeWalk, then
+ * each record's parents (int8[]).
+ */
+static void
+CascadeWalkRoots(Datum *rootids, int n)
+{
+	static SPIPlanPtr walk;
+	static const Oid types[] = {INT8ARRAYOID};
+	Datum		values[1];
+
+	values[0] = RecIdsDatum(rootids, n);
+	MemtxExec(MemtxPlan(&walk,
+						"WITH d(id) AS (SELECT s.id FROM unnest($1) s(id) "
+						"               UNION SELECT x.id FROM memtx.descendants_of($1) x(id)) "
+						CASCADE_WALK_COLUMNS
+						", ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = r.id) "
+						"FROM d " CASCADE_WALK_JOINS,
+						1, types),
+			  values, NULL, 0);
+}
+
+/*
+ * Sort a row of a walk (CascadeWalk) by repair: a view to quarantine goes to
+ * views, a record to revoke to revoke, a tool action to compensate to comp,
  * and every repair to log.
  */
 static void
-CascadeClassify(SPITupleTable *walk, uint64 n, RepairList *log, RepairList *comp,
-				RepairList *views, RepairList *revoke)
+CascadeClassifyRow(HeapTuple tup, TupleDesc td, RepairList *log, RepairList *comp,
+				   RepairList *views, RepairList *revoke)
 {
-	TupleDesc	td = walk->tupdesc;
+	bool		isnull;
+	int64		id = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
+	MemtxKind	kind = (MemtxKind) CatalogEnumIndex(ME_KIND, SPI_getbinval(tup, td, 2, &isnull));
+	MemtxState	state = (MemtxState) CatalogEnumIndex(ME_STATE, SPI_getbinval(tup, td, 3, &isnull));
+	bool		registered = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
+	bool		reversible = DatumGetBool(SPI_getbinval(tup, td, 5, &isnull));
 
-	for (uint64 i = 0; i < n; i++)
+	if (state == MS_REVOKED)
+		return;
+	if (state == MS_QUARANTINED && registered)
+		return;
+	if (MEMTX_IS_ACTIVE(state) && MEMTX_KIND_IS_VIEW(kind))
 	{
-		HeapTuple	tup = walk->vals[i];
-		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
-		MemtxKind	kind = (MemtxKind) CatalogEnumIndex(ME_KIND, SPI_getbinval(tup, td, 2, &isnull));
-		MemtxState	state = (MemtxState) CatalogEnumIndex(ME_STATE, SPI_getbinval(tup, td, 3, &isnull));
-		bool		registered = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
-		bool		reversible = DatumGetBool(SPI_getbinval(tup, td, 5, &isnull));
-
-		if (state == MS_REVOKED)
-			continue;
-		if (state == MS_QUARANTINED && registered)
-			continue;
-		if (MEMTX_IS_ACTIVE(state) && MEMTX_KIND_IS_VIEW(kind))
-		{
-			RepairAdd(views, id, kind, RA_QUARANTINED, MR_INVALIDATED);
-			RepairAdd(log, id, kind, RA_QUARANTINED, MR_INVALIDATED);
-			continue;
-		}
-		if (MEMTX_IS_ACTIVE(state) && kind == MK_TOOL_ACTION)
-			CascadeRepairAction(log, comp, id, reversible, MR_REVOKED_PARENT);
-		else
-			RepairAdd(log, id, kind, RA_REVOKED, MR_REVOKED_PARENT);
-		RepairAdd(revoke, id, kind, RA_REVOKED, MR_REVOKED_PARENT);
+		RepairAdd(views, id, kind, RA_QUARANTINED, MR_INVALIDATED);
+		RepairAdd(log, id, kind, RA_QUARANTINED, MR_INVALIDATED);
+		return;
 	}
+	if (MEMTX_IS_ACTIVE(state) && kind == MK_TOOL_ACTION)
+		CascadeRepairAction(log, comp, id, reversible, MR_REVOKED_PARENT);
+	else
+		RepairAdd(log, id, kind, RA_REVOKED, MR_REVOKED_PARENT);
+	RepairAdd(revoke, id, kind, RA_REVOKED, MR_REVOKED_PARENT);
 }
 
 /*
@@ -301,6 +325,15 @@ CascadeCompensate(const char *ns, int64 root, Datum *ids, int n)
 				   3, ns, root, ids, n);
 }
 
+/* Apply root's repairs (of namespace ns): revoke, views to quarantine, tool actions to compensate. */
+static void
+CascadeApply(const char *ns, int64 root, RepairList *revoke, RepairList *views, RepairList *comp)
+{
+	CascadeRevokeIds(revoke->ids, revoke->n, MR_REVOKED_PARENT);
+	CascadeInvalidateViews(ns, root, views->ids, views->n);
+	CascadeCompensate(ns, root, comp->ids, comp->n);
+}
+
 /*
  * Repair, by kind and state, what lies below root (of namespace ns): every transitive
  * descendant, or (below_actions) only the tool actions among them and what
@@ -312,12 +345,62 @@ CascadeRepairBelow(const char *ns, int64 root, bool below_actions, RepairList *l
 {
 	RepairList	revoke = {0};
 	RepairList	views = {0};
+	SPITupleTable *walk;
 
 	CascadeWalk(root, below_actions);
-	CascadeClassify(SPI_tuptable, SPI_processed, log, comp, &views, &revoke);
-	CascadeRevokeIds(revoke.ids, revoke.n, MR_REVOKED_PARENT);
-	CascadeInvalidateViews(ns, root, views.ids, views.n);
-	CascadeCompensate(ns, root, comp->ids, comp->n);
+	walk = SPI_tuptable;
+	for (uint64 i = 0; i < SPI_processed; i++)
+		CascadeClassifyRow(walk->vals[i], walk->tupdesc, log, comp, &views, &revoke);
+	CascadeApply(ns, root, &revoke, &views, comp);
+}
+
+/*
+ * Sort what lies below the roots rootids[0..n) (revoked, in id order) by
+ * repair and by root, as the roots' cascades one after another would: each
+ * record below several roots is repaired under the first of them (in id
+ * order), and the later ones find it repaired and skip it.  One walk for all
+ * the roots (an abort of a chain staged in one transaction has as many roots
+ * as records, each below the one before), then the first root above each
+ * record flows down the edges (dag.c).  Into the per-root lists log[],
+ * comp[], views[] and revoke[].
+ */
+static void
+CascadeClassifyRoots(Datum *rootids, int n, RepairList *log, RepairList *comp,
+					 RepairList *views, RepairList *revoke)
+{
+	SPITupleTable *walk;
+	uint64		m;
+	Dag		   *dag;
+
+	CascadeWalkRoots(rootids, n);
+	walk = SPI_tuptable;
+	m = SPI_processed;
+	dag = DagLoad(walk, m, 1, 6, 0);
+	/* the lowest root id above a record is the greatest of the negated ids */
+	for (int r = 0; r < n; r++)
+		DagSeedSet(dag, DatumGetInt64(rootids[r]), -DatumGetInt64(rootids[r]));
+	for (uint64 i = 0; i < m; i++)
+	{
+		bool		isnull;
+		int64		id = DatumGetInt64(SPI_getbinval(walk->vals[i], walk->tupdesc, 1, &isnull));
+		int64		reach = DagReach(dag, id);
+		int			lo = 0;
+		int			hi = n - 1;
+
+		if (reach == DAG_NONE)
+			continue;			/* a root below no other */
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (DatumGetInt64(rootids[mid]) < -reach)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		Assert(DatumGetInt64(rootids[lo]) == -reach);
+		CascadeClassifyRow(walk->vals[i], walk->tupdesc, &log[lo], &comp[lo], &views[lo], &revoke[lo]);
+	}
 }
 
 /*
@@ -379,6 +462,8 @@ CascadeRun(const char *ns, int64 *roots, int nroots,
 	uint64		n;
 	RepairList *rootlog;
 	RepairList *rootcomp;
+	RepairList *revoke = NULL;
+	RepairList *views = NULL;
 
 	LockNamespace(ns, true);
 
@@ -394,11 +479,21 @@ CascadeRun(const char *ns, int64 *roots, int nroots,
 	CascadeRevokeIds(rootids, (int) n, root_reason);
 	FaultPoint("cascade:revoked");
 
+	/* several roots: one walk below them all, sorted by root */
+	if (n > 1)
+	{
+		revoke = palloc0(sizeof(RepairList) * n);
+		views = palloc0(sizeof(RepairList) * n);
+		CascadeClassifyRoots(rootids, (int) n, rootlog, rootcomp, views, revoke);
+	}
 	for (uint64 r = 0; r < n; r++)
 	{
 		int64		root = DatumGetInt64(rootids[r]);
 
-		CascadeRepairBelow(ns, root, false, &rootlog[r], &rootcomp[r]);
+		if (n > 1)
+			CascadeApply(ns, root, &revoke[r], &views[r], &rootcomp[r]);
+		else
+			CascadeRepairBelow(ns, root, false, &rootlog[r], &rootcomp[r]);
 		FaultPoint("cascade:repaired");
 		CascadeLog(ns, root, &rootlog[r], note, out);
 		written += rootlog[r].n;
@@ -463,21 +558,23 @@ CascadeStagingHasActions(int64 tx)
 
 	values[0] = Int64GetDatum(tx);
 	/*
-	 * The records with children first, fenced off: the planner would
+	 * The records with children first, as an array: the planner would
 	 * otherwise join the descendants with every active record (a scan of
 	 * the store).  They are read in staging order, through the transaction's
 	 * index: the partial index of tentative records would serve as well,
 	 * but keeps the entry of every record that was ever tentative until
 	 * VACUUM, and many proposals in one SQL transaction would each read all
-	 * of the earlier ones'.  Each descendant is then looked up by id.
+	 * of the earlier ones'.  Their descendants are walked in one pass (a
+	 * chain staged in the transaction is walked once, not once per record),
+	 * and each is looked up by id.
 	 */
 	MemtxExec(MemtxPlan(&plan,
-						"WITH p AS MATERIALIZED ("
+						"WITH p(ids) AS MATERIALIZED (SELECT ARRAY("
 						"  SELECT r.id FROM memtx.records r "
 						"  WHERE r.tx_id = $1 AND r.state = 'tentative' "
 						"    AND EXISTS (SELECT 1 FROM memtx.edges e WHERE e.parent = r.id) "
-						"  ORDER BY r.staged_pos) "
-						"SELECT 1 FROM p, memtx.descendants(p.id) d(id) "
+						"  ORDER BY r.staged_pos)) "
+						"SELECT 1 FROM p CROSS JOIN LATERAL memtx.descendants_of(p.ids) d(id) "
 						"WHERE (SELECT a.kind = 'tool_action' FROM memtx.records a WHERE a.id = d.id) "
 						"LIMIT 1",
 						1, types),

@@ -7,7 +7,6 @@
 
 #include "record.h"
 
-#include "utils/hsearch.h"
 
 typedef struct ConflictFacts
 {
@@ -29,8 +28,10 @@ typedef struct ConflictResult
 	int			nsupersede;
 } ConflictResult;
 
-extern HTAB *ConflictMemoCreate(void);
-extern void ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, HTAB *memo,
+typedef struct ConflictMemo ConflictMemo;
+
+extern ConflictMemo *ConflictMemoCreate(void);
+extern void ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, ConflictMemo *memo,
 						  ConflictResult *res);
 extern void ConflictSupersede(Datum *ids, int n);
 extern void ConflictFetchRivals(int64 id);

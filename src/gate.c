@@ -38,6 +38,7 @@
  * that used it up: a repeat that differs in any of them is an error (23505),
  * never another call's decision.  Blocked calls do not use the key up.
  */
+#include "dag.h"
 #include "fault.h"
 #include "locks.h"
 #include "receipt.h"
@@ -83,7 +84,17 @@ GateReversible(const char *tool)
 	return SPI_processed > 0 && MemtxGetBool(0, 1);
 }
 
-/* Whether any action_safe record of t's namespace is visible to t. */
+/* The largest batch of action_safe records GateActionSafeSupport judges at once. */
+#define GATE_MAX_BATCH 1024
+
+/*
+ * Whether any action_safe record of t's namespace is visible to t.  The
+ * namespace's action_safe records are read newest first through their
+ * partial index, in batches that double from one (the newest is usually
+ * visible), each judged in one visibility pass (VisVisibleMany: one ancestry
+ * statement per batch, not per record); reading stops at the first batch
+ * with a visible record.
+ */
 static bool
 GateActionSafeSupport(MemtxTxn *t)
 {
@@ -91,8 +102,8 @@ GateActionSafeSupport(MemtxTxn *t)
 	static const Oid types[] = {TEXTOID};
 	Datum		values[1];
 	Portal		portal;
-	RecLayout	layout;
 	bool		found = false;
+	long		batch;
 
 	values[0] = CStringGetTextDatum(t->namespace);
 	portal = SPI_cursor_open(NULL,
@@ -101,25 +112,26 @@ GateActionSafeSupport(MemtxTxn *t)
 									   "AND r.state = 'action_safe' ORDER BY r.id DESC",
 									   1, types),
 							 values, NULL, false);
-	while (!found)
+	for (batch = 1; !found; batch = Min(batch * 2, GATE_MAX_BATCH))
 	{
 		SPITupleTable *tt;
 		uint64		n;
+		MemtxRec   *recs;
+		bool	   *visible;
 
-		SPI_cursor_fetch(portal, true, 64);
+		SPI_cursor_fetch(portal, true, batch);
 		tt = SPI_tuptable;
 		n = SPI_processed;
 		if (n == 0)
 			break;
-		RecLayoutInit(&layout, tt->tupdesc);
+		recs = RecDecodeAll(tt, n);
+		visible = palloc(sizeof(bool) * n);
+		VisVisibleMany(t, recs, (int) n, visible);
 		for (uint64 i = 0; i < n && !found; i++)
-		{
-			MemtxRec	rec;
-
-			RecDecode(&layout, tt->vals[i], &rec);
-			found = VisVisible(t, &rec);
-		}
+			found = visible[i];
 		SPI_freetuptable(tt);
+		if (n < (uint64) batch)
+			break;
 	}
 	SPI_cursor_close(portal);
 	return found;
@@ -281,25 +293,37 @@ GateRevokedInputs(MemtxTxn *t, MemtxRec *recs, int n, Datum *offenders)
 	Datum	   *readable = palloc(sizeof(Datum) * n);
 	Datum		values[1];
 	int			nreadable = 0;
+	int			nbad = 0;
+	Dag		   *dag;
 
 	for (int i = 0; i < n; i++)
 		if (strcmp(recs[i].namespace, t->namespace) == 0 && VisReadable(t->agent_oid, &recs[i]))
 			readable[nreadable++] = Int64GetDatum(recs[i].id);
 	if (nreadable == 0)
 		return 0;
+	/* the inputs and their ancestors, once, each revoked or registered one a seed */
 	values[0] = RecIdsDatum(readable, nreadable);
 	MemtxExec(MemtxPlan(&plan,
-						"SELECT i.id FROM unnest($1) i(id) WHERE EXISTS ("
-						"  SELECT 1 FROM (SELECT i.id UNION ALL SELECT a.id FROM memtx.ancestors(i.id) a(id)) x(id) "
-						"  JOIN memtx.records r ON r.id = x.id "
-						"  LEFT JOIN memtx.revocation_registry rr ON rr.record_id = r.id "
-						"  WHERE r.state = 'revoked' OR rr.record_id IS NOT NULL) "
-						"ORDER BY i.id",
+						"WITH u(id) AS (SELECT i.id FROM unnest($1) i(id) "
+						"               UNION SELECT a.id FROM memtx.ancestors_of($1) a(id)) "
+						"SELECT u.id, ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = u.id), x.seed "
+						"FROM u CROSS JOIN LATERAL ("
+						"  SELECT CASE WHEN r.state = 'revoked' OR EXISTS ("
+						"           SELECT 1 FROM memtx.revocation_registry rr WHERE rr.record_id = r.id) "
+						"         THEN 1 END AS seed "
+						"  FROM memtx.records r WHERE r.id = u.id OFFSET 0) x",
 						1, types),
 			  values, NULL, 0);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		offenders[i] = Int64GetDatum(MemtxGetInt64(i, 1));
-	return (int) SPI_processed;
+	dag = DagLoad(SPI_tuptable, SPI_processed, 1, 2, 3);
+	/* readable is in id order (the inputs are) */
+	for (int i = 0; i < nreadable; i++)
+	{
+		int64		id = DatumGetInt64(readable[i]);
+
+		if (DagSeed(dag, id) != DAG_NONE || DagReach(dag, id) != DAG_NONE)
+			offenders[nbad++] = readable[i];
+	}
+	return nbad;
 }
 
 /*
@@ -472,9 +496,10 @@ GateInputOwners(int64 tx, ArrayType *inputs, int ninputs, int64 **owners)
 	values[1] = Int64GetDatum(tx);
 	MemtxExec(MemtxPlan(&plan,
 						"WITH i(id) AS (SELECT unnest($1) "
-						"  UNION SELECT a.id FROM unnest($1) u(id), memtx.ancestors(u.id) a(id)) "
-						"SELECT DISTINCT r.tx_id FROM i JOIN memtx.records r ON r.id = i.id "
-						"WHERE r.state = 'tentative' AND r.tx_id <> $2 ORDER BY 1",
+						"  UNION SELECT a.id FROM memtx.ancestors_of($1) a(id)) "
+						"SELECT DISTINCT x.tx_id FROM i CROSS JOIN LATERAL ("
+						"  SELECT r.tx_id, r.state FROM memtx.records r WHERE r.id = i.id OFFSET 0) x "
+						"WHERE x.state = 'tentative' AND x.tx_id <> $2 ORDER BY 1",
 						2, types),
 			  values, NULL, 0);
 	if (SPI_processed == 0)

@@ -14,10 +14,12 @@
  *                          no ancestor in the revocation registry
  *   action_safe_read       ... in state action_safe
  *
- * The ancestor conditions walk only the record's own ancestry, through the
- * edges' primary key; rivals are found through the slot index.  Nothing here
+ * The ancestor conditions walk only the records' own ancestries, through the
+ * edges' primary key, once for all the records of a read (a chain read whole
+ * costs its length); rivals are found through the slot index.  Nothing here
  * scans the store.
  */
+#include "dag.h"
 #include "readset.h"
 #include "record.h"
 #include "visibility.h"
@@ -28,6 +30,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
@@ -48,7 +51,12 @@ VisReadable(Oid role, MemtxRec *rec)
  * as seen by transaction txid, into ok[]: every transitive ancestor active
  * and, when causal, none in the revocation registry and no tentative rival
  * of another transaction on the slot of the record or of an ancestor.  One
- * statement for the whole set, however many records.
+ * statement for the whole set, however many records: it lists the records
+ * and their ancestors (one walk, memtx.ancestors_of), each with its parents
+ * and whether it is wrong by itself (inactive, registered or rivalled as an
+ * ancestor; rivalled as a record read), and what is wrong flows down the
+ * edges once (dag.c).  Records that share an ancestry, such as a chain read
+ * whole, cost its length, not its length squared.
  */
 static void
 VisAncestryStable(Datum *ids, int n, int64 txid, bool causal, bool *ok)
@@ -56,32 +64,52 @@ VisAncestryStable(Datum *ids, int n, int64 txid, bool causal, bool *ok)
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8ARRAYOID, INT8OID, BOOLOID};
 	Datum		values[3];
+	Dag		   *dag;
+	HTAB	   *rivalled;
+	HASHCTL		ctl;
 
 	values[0] = RecIdsDatum(ids, n);
 	values[1] = Int64GetDatum(txid);
 	values[2] = BoolGetDatum(causal);
 	MemtxExec(MemtxPlan(&plan,
-						"SELECT coalesce(bool_and(memtx.is_active(a.state)) FILTER (WHERE a.id <> c.root), true)"
-						"   AND NOT ($3 AND coalesce(bool_or(rr.record_id IS NOT NULL) FILTER (WHERE a.id <> c.root), false))"
-						"   AND NOT coalesce(bool_or($3 AND EXISTS ("
-						"         SELECT 1 FROM memtx.records x"
-						"          WHERE x.namespace = a.namespace AND x.entity = a.entity"
-						"            AND x.attribute = a.attribute AND x.state = 'tentative'"
-						"            AND x.tx_id <> $2"
-						"            AND memtx.rivals(a.namespace, a.entity, a.attribute, a.valid, a.value,"
-						"                             x.namespace, x.entity, x.attribute, x.valid, x.value))), false)"
-						"  FROM unnest($1) WITH ORDINALITY AS c(root, ord)"
-						"  CROSS JOIN LATERAL (SELECT c.root UNION SELECT a FROM memtx.ancestors(c.root) a) AS anc(id)"
-						"  JOIN memtx.records a ON a.id = anc.id"
-						"  LEFT JOIN memtx.revocation_registry rr ON rr.record_id = a.id"
-						" GROUP BY c.ord ORDER BY c.ord",
+						"WITH u(id) AS (SELECT c.id FROM unnest($1) c(id)"
+						"               UNION SELECT a.id FROM memtx.ancestors_of($1) a(id)) "
+						"SELECT u.id, ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = u.id), "
+						"       CASE WHEN y.wrong OR y.rivalled THEN 1 END, y.rivalled "
+						"  FROM u CROSS JOIN LATERAL ("
+						"    SELECT NOT memtx.is_active(a.state) OR ($3 AND EXISTS ("
+						"             SELECT 1 FROM memtx.revocation_registry rr WHERE rr.record_id = a.id))"
+						"           AS wrong,"
+						"           $3 AND EXISTS ("
+						"             SELECT 1 FROM memtx.records x"
+						"              WHERE x.namespace = a.namespace AND x.entity = a.entity"
+						"                AND x.attribute = a.attribute AND x.state = 'tentative'"
+						"                AND x.tx_id <> $2"
+						"                AND memtx.rivals(a.namespace, a.entity, a.attribute, a.valid, a.value,"
+						"                                 x.namespace, x.entity, x.attribute, x.valid, x.value))"
+						"           AS rivalled"
+						"      FROM memtx.records a WHERE a.id = u.id OFFSET 0) y",
 						3, types),
 			  values, NULL, 0);
-	if (SPI_processed != (uint64) n)
-		elog(ERROR, "memtx visibility: %llu ancestry rows for %d records",
-			 (unsigned long long) SPI_processed, n);
+	dag = DagLoad(SPI_tuptable, SPI_processed, 1, 2, 3);
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = sizeof(int64);
+	ctl.hcxt = CurrentMemoryContext;
+	rivalled = hash_create("memtx rivalled records", 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		if (MemtxGetBool(i, 4))
+		{
+			int64		id = MemtxGetInt64(i, 1);
+
+			(void) hash_search(rivalled, &id, HASH_ENTER, NULL);
+		}
 	for (int i = 0; i < n; i++)
-		ok[i] = MemtxGetBool(i, 1);
+	{
+		int64		id = DatumGetInt64(ids[i]);
+
+		ok[i] = hash_search(rivalled, &id, HASH_FIND, NULL) == NULL &&
+			DagReach(dag, id) == DAG_NONE;
+	}
 }
 
 /*

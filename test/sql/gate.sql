@@ -101,6 +101,30 @@ SET ROLE regress_memtx_bob;
 SELECT * FROM memtx.gate(:tx13, 'issue_refund');
 RESET ROLE;
 
+-- the newest action_safe records are judged first, in batches that double from one: 100
+-- newer ones bob may not read do not hide the older one he may (the seventh batch finds it)
+SELECT memtx.begin('external_action', agent => 'regress_memtx_alice', namespace => 'private') AS tx14 \gset
+SET ROLE regress_memtx_alice;
+SELECT count(*) AS staged FROM memtx.stage_many(:tx14,
+    (SELECT jsonb_agg(jsonb_build_object('entity', 'order:' || (1000 + i), 'attribute', 'refund_eligible',
+                                         'value', true))
+       FROM generate_series(1, 100) i));
+SELECT state, count(*) FROM memtx.commit(:tx14) GROUP BY state;
+RESET ROLE;
+SELECT count(*) AS newer_action_safe FROM memtx.records
+ WHERE namespace = 'private' AND state = 'action_safe' AND id > :r12;
+SELECT memtx.begin('external_action', agent => 'regress_memtx_bob', namespace => 'private') AS tx15 \gset
+SET ROLE regress_memtx_bob;
+SELECT * FROM memtx.gate(:tx15, 'issue_refund');
+RESET ROLE;
+-- with that one gone, every batch is read and none supports him
+BEGIN;
+UPDATE memtx.records SET state = 'superseded' WHERE id = :r12;
+SET ROLE regress_memtx_bob;
+SELECT * FROM memtx.gate(:tx15, 'issue_refund');
+RESET ROLE;
+ROLLBACK;
+
 -- the gate is a probe: it records nothing
 SELECT count(*) AS action_log_rows FROM memtx.action_log;
 SELECT count(*) AS tool_action_records FROM memtx.records WHERE kind = 'tool_action';

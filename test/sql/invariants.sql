@@ -132,6 +132,37 @@ VALUES (:t1, 'default', 'order:900', 'refund_eligible', 'false', 'committed', 0.
 SELECT invariant, record_id, detail FROM memtx.check_invariants();
 ROLLBACK;
 
+-- one namespace (SPEC §17): its records, actions, retractions and receipts only.  A violation
+-- planted in one namespace is reported for it and for the whole store, never for another
+-- namespace; a namespace without records has none.
+SELECT memtx.begin('medium', namespace => 'inv_other') AS t7 \gset
+SELECT memtx.stage(:t7, 'other', 'x', '1') AS o1 \gset
+SELECT memtx.stage(:t7, 'other', 'child', '1', derived_from => ARRAY[:o1]) AS o2 \gset
+SELECT record_id, state FROM memtx.commit(:t7);
+SELECT * FROM memtx.check_invariants('inv_other');
+CREATE FUNCTION pg_temp.by_namespace() RETURNS TABLE (checked text, invariant text, record_id bigint)
+LANGUAGE sql AS $$
+    SELECT 'default', invariant, record_id FROM memtx.check_invariants('default')
+    UNION ALL SELECT 'inv_other', invariant, record_id FROM memtx.check_invariants('inv_other')
+    UNION ALL SELECT 'every', invariant, record_id FROM memtx.check_invariants()
+    UNION ALL SELECT 'every (NULL)', invariant, record_id FROM memtx.check_invariants(NULL)
+    UNION ALL SELECT 'nowhere', invariant, record_id FROM memtx.check_invariants('nowhere') $$;
+BEGIN;
+UPDATE memtx.records SET state = 'revoked' WHERE id = :b2;
+SELECT * FROM pg_temp.by_namespace();
+ROLLBACK;
+BEGIN;
+UPDATE memtx.records SET state = 'revoked' WHERE id = :o1;
+SELECT * FROM pg_temp.by_namespace();
+ROLLBACK;
+-- a receipt deleted in the other namespace: its own check only
+BEGIN;
+ALTER TABLE memtx.receipts DISABLE TRIGGER USER;
+DELETE FROM memtx.receipts WHERE namespace = 'inv_other' AND subject = :o2;
+ALTER TABLE memtx.receipts ENABLE TRIGGER USER;
+SELECT * FROM pg_temp.by_namespace();
+ROLLBACK;
+
 -- every plant was rolled back: healthy again
 SELECT * FROM memtx.check_invariants();
 

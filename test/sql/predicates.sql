@@ -49,3 +49,41 @@ BEGIN
 END $$;
 SELECT pg_temp.plan(q) LIKE '%Recursive Union%' AS recursive, pg_temp.plan(q) NOT LIKE '%Function Scan%' AS inlined
   FROM (VALUES ('SELECT x FROM memtx.ancestors(1) x'), ('SELECT x FROM memtx.descendants(1) x')) v(q);
+
+-- the set-wise forms walk once for a set of records: each equals the union of the walks
+-- of the set's records, and a record of the set appears only when it is the ancestor
+-- (descendant) of another; the one-record forms are defined through them
+SELECT memtx.stage(:tx, 'e', 'x', '1', derived_from => ARRAY[:d]) AS e \gset
+SELECT memtx.stage(:tx, 'f', 'x', '1') AS f \gset
+SELECT memtx.stage(:tx, 'g', 'x', '1', derived_from => ARRAY[:f, :c]) AS g \gset
+WITH sets(s) AS (VALUES (ARRAY[:a]::bigint[]), (ARRAY[:b, :c]), (ARRAY[:a, :d]), (ARRAY[:f, :b]),
+                        (ARRAY[:e, :g]), ('{}'), (ARRAY[:a, :b, :c, :d, :e, :f, :g]), (ARRAY[:d, :d]))
+SELECT s,
+       (SELECT array_agg(x ORDER BY x) FROM memtx.ancestors_of(s) x) AS ancestors_of,
+       (SELECT array_agg(x ORDER BY x) FROM memtx.ancestors_of(s) x)
+         IS NOT DISTINCT FROM (SELECT array_agg(DISTINCT x ORDER BY x) FROM unnest(s) r, memtx.ancestors(r) x)
+         AS ancestors_agree,
+       (SELECT array_agg(x ORDER BY x) FROM memtx.descendants_of(s) x) AS descendants_of,
+       (SELECT array_agg(x ORDER BY x) FROM memtx.descendants_of(s) x)
+         IS NOT DISTINCT FROM (SELECT array_agg(DISTINCT x ORDER BY x) FROM unnest(s) r, memtx.descendants(r) x)
+         AS descendants_agree
+  FROM sets;
+-- each once, however many records of the set lead to it
+SELECT count(*) = count(DISTINCT x) AS ancestors_once
+  FROM memtx.ancestors_of(ARRAY[:e, :g, :d]::bigint[]) x;
+SELECT count(*) = count(DISTINCT x) AS descendants_once
+  FROM memtx.descendants_of(ARRAY[:a, :b, :c, :f]::bigint[]) x;
+-- they inline when the set is a value (here a parameter and a column of a row before)
+SELECT pg_temp.plan(q) LIKE '%Recursive Union%' AS recursive, pg_temp.plan(q) NOT LIKE '%Function Scan%' AS inlined
+  FROM (VALUES ('SELECT x FROM memtx.ancestors_of(ARRAY[1, 2]) x'),
+               ('SELECT x FROM memtx.descendants_of(ARRAY[1, 2]) x'),
+               ('SELECT x FROM (SELECT ARRAY[1, 2] AS ids OFFSET 0) s, memtx.descendants_of(s.ids) x')) v(q);
+-- every step of a walk probes the edges from the records the step before found, whatever
+-- the planner may prefer: no join of the edges with the walk so far, even with nested
+-- loops discouraged (a hash join would read every edge at every step)
+SET enable_nestloop = off;
+SELECT pg_temp.plan(q) NOT LIKE '%Hash Join%' AND pg_temp.plan(q) NOT LIKE '%Merge Join%' AS probes
+  FROM (VALUES ('SELECT x FROM memtx.ancestors_of(ARRAY[1, 2]) x'),
+               ('SELECT x FROM memtx.descendants_of(ARRAY[1, 2]) x'),
+               ('SELECT x FROM memtx.ancestors(1) x'), ('SELECT x FROM memtx.descendants(1) x')) v(q);
+RESET enable_nestloop;

@@ -30,15 +30,38 @@
  * may have changed.  Only a configuration it cannot use (a bad
  * MEMTX_DEFAULT_SCOPE) ends it, with a message.  Logs go to stderr: stdout is
  * the protocol.
+ *
+ *   PGHOST=... PGDATABASE=... PGUSER=postgres node clients/node/bin/memtx-mcp.js --setup-graph-search
+ *
+ * sets up, once per database and as a superuser, the optional indexed search
+ * of the knowledge-graph tools (src/kg.js, setupSearch: pg_trgm, two indexes
+ * on memtx.records, schema memtx_kg) and exits.
  */
+import pg from 'pg';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 
 import { ResilientConnection } from '../src/connection.js';
 import { embeddingFromEnv } from '../src/embeddings.js';
+import { setupSearch } from '../src/kg.js';
 import { createServer } from '../src/mcp.js';
 import { embeddingText } from '../src/memory.js';
 
 const log = (/** @type {string} */ line) => console.error(line);
+
+if (process.argv.includes('--setup-graph-search')) {
+  const admin = new pg.Client({ application_name: 'memtx-mcp --setup-graph-search' });
+  try {
+    await admin.connect();
+    await setupSearch(admin, (line) => log(`memtx-mcp: ${line}`));
+    log('memtx-mcp: the knowledge graph\'s indexed search is set up');
+  } catch (err) {
+    log(`memtx-mcp: setting up the indexed search failed: ${/** @type {Error} */ (err).message}`);
+    process.exitCode = 1;
+  } finally {
+    await admin.end().catch(() => {});
+  }
+  process.exit();
+}
 
 // modules of extra tools and resources, each exporting `tools` (and
 // optionally `resources`; see src/mcp.js), relative to this file

@@ -30,16 +30,16 @@
  * Search.  With a query, `mode` is PostgresStore's: `auto` (the default) is
  * `vector` when the store has an index, `text` is memtx.recall's ranking
  * (store.js), `vector` and `hybrid` are here.  Both embed the query
- * (embedQuery of an Embeddings object, else the function), begin a memtx
- * transaction, take the `limit + offset` records (1000 with a filter)
+ * (embedQuery of an Embeddings object, else the function) and then, in one
+ * statement, begin a memtx transaction, take the `limit + offset` records (1000 with a filter)
  * nearest to it under each of the store's models -- memtx.recall_similar:
  * only records the search's transaction may see, through each model's
  * index, joining its read set -- and for `hybrid` also recall's best
- * matches of the query's words, filter them, and commit the transaction
- * empty.  An item's distance is that of its nearest vector, recomputed from
- * the vectors themselves (memtx.embeddings, readable with the record) when
- * the item has several models or the search asks for another distance than
- * the store's.  Scores, as PostgresStore's: cosine similarity (1 −
+ * matches of the query's words, commit the transaction empty, and filter
+ * them.  An item's distance is that of its nearest vector, recomputed from
+ * the vectors themselves (memtx.embeddings, readable with the record, read
+ * by the same statement) when the item has several models, the search asks
+ * for another distance than the store's, or it is hybrid.  Scores, as PostgresStore's: cosine similarity (1 −
  * distance) for cosine, 1 / (1 + distance) for l2, the inner product for
  * inner_product; `similarityThreshold` keeps the items scoring at least
  * that (when above 0).  Hybrid scores `vectorWeight` × cosine similarity +
@@ -348,13 +348,18 @@ export class StoreIndex {
   }
 
   /**
-   * A vector or hybrid search (see the module comment), in a memtx
-   * transaction of its own on q (inside the batch's SQL transaction, or
-   * alone).
+   * A vector or hybrid search (see the module comment), in one statement:
+   * a memtx transaction of its own begun, recall_similar under each of the
+   * store's models (and recall for hybrid), committed empty, then the
+   * items, filtered (with their vectors when the nearest one per item is
+   * not what recall_similar measured).  Alone (not in a batch), its SQL
+   * transaction commits without waiting for its WAL flush, as a text
+   * search does: it stages nothing.
    * @param {import('./store.js').Queryable} q @param {string} namespace the store's memtx namespace
    * @param {any} op a search operation from prepare()
+   * @param {boolean} alone whether the statement is its own SQL transaction
    */
-  async search(q, namespace, op) {
+  async search(q, namespace, op, alone) {
     const { namespacePrefix, query, filter, limit = 10, offset = 0, mode = 'auto', similarityThreshold = 0,
       distanceMetric = this.metric, vectorWeight = 0.7 } = op;
     if (!METRICS.includes(distanceMetric)) {
@@ -369,64 +374,65 @@ export class StoreIndex {
     const hybrid = mode === 'hybrid';
     await this.ready(q);
     if (limit <= 0) return [];
+    const metric = hybrid ? 'cosine' : distanceMetric;
+    // the vectors themselves, when the nearest one per item is not what recall_similar measured
+    // (several models, another metric, or a hybrid item only the words found)
+    const remeasure = this.models.length > 1 || metric !== this.metric || hybrid;
     const k = filter && Object.keys(filter).length ? K_MAX : Math.min(K_MAX, offset + limit);
-    const tx = (await q.query('SELECT memtx.begin(namespace => $1) AS tx', [namespace])).rows[0].tx;
-    const params = [tx, vectorText('embedding', op[QUERY_VECTOR]), k, this.kit.encodeNamespace(namespacePrefix)];
-    const lists = this.models.map((m) => {
-      params.push(m);
-      return `SELECT v.record_id, v.entity, v.attribute, v.distance, NULL::real AS text_rank
-                FROM memtx.recall_similar(tx => $1, embedding => $2, model => $${params.length}::text, k => $3,
-                                          entity_prefix => $4, valid_at => memtx.now()) v`;
-    });
+    const params = [namespace, vectorText('embedding', op[QUERY_VECTOR]), k,
+      this.kit.encodeNamespace(namespacePrefix), Boolean(alone), this.models];
+    const lists = this.models.map((_, j) => `SELECT v.record_id, v.entity, v.attribute, v.distance, NULL::real AS text_rank
+        FROM tx, memtx.recall_similar(tx => tx.id, embedding => $2, model => ($6::text[])[${j + 1}], k => $3::integer,
+                                      entity_prefix => $4::text, valid_at => memtx.now()) v`);
     if (hybrid) {
       params.push(query);
       lists.push(`SELECT t.record_id, t.entity, t.attribute, NULL::real, t.rank
-                    FROM memtx.recall(tx => $1, query => $${params.length}::text, k => $3, entity_prefix => $4,
-                                      valid_at => memtx.now()) t`);
+        FROM tx, memtx.recall(tx => tx.id, query => $${params.length}::text, k => $3::integer,
+                              entity_prefix => $4::text, valid_at => memtx.now()) t`);
     }
     const where = this.kit.filterSql(filter, params, 'r.value');
-    const { rows } = await q.query(
-      `WITH hits AS (${lists.join(' UNION ALL ')}),
-            best AS (SELECT max(h.record_id) AS record_id, min(h.distance) AS distance, max(h.text_rank) AS text_rank
-                       FROM hits h GROUP BY h.entity, h.attribute)
-       SELECT b.record_id, b.distance, b.text_rank, r.entity, r.attribute, r.value,
-              r.created_at AS updated_at, ${this.kit.createdAt} AS created_at
-         FROM best b JOIN memtx.records r ON r.id = b.record_id
-        WHERE ${where}`, params);
-    // the search wrote nothing: its transaction commits empty
-    await q.query('SELECT memtx.commit($1)', [tx]);
-    const metric = hybrid ? 'cosine' : distanceMetric;
-    // the vectors themselves, when the nearest one per item is not what recall_similar measured
-    if (this.models.length > 1 || metric !== this.metric || hybrid) await this.remeasure(q, namespace, rows, metric, op[QUERY_VECTOR]);
-    const found = rows.filter((row) => row.distance !== null && Number.isFinite(row.distance)).map((row) => {
+    const { rows: found } = await q.query(
+      `WITH tx AS MATERIALIZED (
+         SELECT memtx.begin(namespace => $1::text) AS id,
+                -- a search stages nothing: alone, its SQL transaction need not wait for the WAL flush
+                CASE WHEN $5::boolean THEN pg_catalog.set_config('synchronous_commit', 'off', true) END AS async),
+       hits AS MATERIALIZED (${lists.join(' UNION ALL ')}),
+       -- commit's argument waits for every recalled row
+       closed AS MATERIALIZED (
+         SELECT count(*) AS n FROM tx, LATERAL (SELECT count(*) AS n FROM hits) seen,
+                LATERAL memtx.commit(CASE WHEN seen.n >= 0 THEN tx.id END) c),
+       best AS (SELECT max(h.record_id) AS record_id, min(h.distance) AS distance, max(h.text_rank) AS text_rank
+                  FROM hits h GROUP BY h.entity, h.attribute)
+       SELECT item.* FROM closed LEFT JOIN LATERAL (
+         SELECT b.record_id, b.distance, b.text_rank, r.entity, r.attribute, r.value,
+                r.created_at AS updated_at, ${this.kit.createdAt} AS created_at,
+                ${remeasure ? `(SELECT pg_catalog.array_agg(e.embedding::text) FROM memtx.embeddings e
+                   WHERE e.record_id = b.record_id AND e.model = ANY ($6::text[]))` : 'NULL::text[]'} AS vectors
+           FROM best b JOIN memtx.records r ON r.id = b.record_id
+          WHERE ${where}) item ON closed.n >= 0`, params);
+    // no hit: the one row of the commit, with no item
+    const rows = found.filter((row) => row.record_id !== null);
+    if (remeasure) this.remeasure(rows, metric, op[QUERY_VECTOR]);
+    const scored = rows.filter((row) => row.distance !== null && Number.isFinite(row.distance)).map((row) => {
       const similarity = score(metric, row.distance);
       const textRank = row.text_rank ?? 0;
       return { row, similarity, textRank, total: hybrid ? vectorWeight * similarity + (1 - vectorWeight) * textRank : similarity };
     }).filter(({ row, similarity }) => (hybrid ? row.text_rank !== null || similarity >= similarityThreshold
       : similarityThreshold <= 0 || similarity >= similarityThreshold));
-    found.sort((a, b) => b.total - a.total || Number(a.row.record_id) - Number(b.row.record_id));
-    return found.slice(offset, offset + limit).map(({ row, total }) => this.kit.toItem({ ...row, score: total }, true));
+    scored.sort((a, b) => b.total - a.total || Number(a.row.record_id) - Number(b.row.record_id));
+    return scored.slice(offset, offset + limit).map(({ row, total }) => this.kit.toItem({ ...row, score: total }, true));
   }
 
   /**
    * Sets each row's distance to that of its nearest vector under `metric`,
-   * from the record's embeddings under the store's models (null: none).
-   * @param {import('./store.js').Queryable} q @param {string} namespace
+   * from the record's embeddings under the store's models (the search's
+   * column `vectors`; null: none).
    * @param {Record<string, any>[]} rows @param {string} metric @param {number[]} query
    */
-  async remeasure(q, namespace, rows, metric, query) {
-    if (!rows.length) return;
-    const { rows: vectors } = await q.query(
-      `SELECT e.record_id, e.embedding::text AS embedding FROM memtx.embeddings e
-        WHERE e.record_id = ANY($1::bigint[]) AND e.namespace = $2 AND e.model = ANY($3::text[])`,
-      [rows.map((r) => r.record_id), namespace, this.models]);
-    /** @type {Map<string, number>} */
-    const nearest = new Map();
-    for (const v of vectors) {
-      const d = distance(metric, JSON.parse(v.embedding), query);
-      const id = String(v.record_id);
-      if (!nearest.has(id) || d < /** @type {number} */ (nearest.get(id))) nearest.set(id, d);
+  remeasure(rows, metric, query) {
+    for (const row of rows) {
+      const distances = (row.vectors ?? []).map((/** @type {string} */ v) => distance(metric, JSON.parse(v), query));
+      row.distance = distances.length ? Math.min(...distances) : null;
     }
-    for (const row of rows) row.distance = nearest.get(String(row.record_id)) ?? null;
   }
 }

@@ -43,16 +43,22 @@
  * retraction, and there is nothing to sweep).  A put refreshes the time to
  * live; `refreshOnRead` is refused, since a read writes nothing in memtx.
  *
- * Reads write nothing.  get is one statement, `memtx.lookup` of the slot
- * (active records readable by the role, no transaction) with the item's
- * dates, prepared once per connection.  A search without a query and
- * listNamespaces read the store's active records under row-level security
- * with the same predicate (`memtx.is_active`); a search with a query is
- * `memtx.recall` in a memtx transaction of its own, committed empty.
+ * Reads.  get is one statement, `memtx.lookup` of the slot (active
+ * records readable by the role, no transaction) with the item's dates,
+ * prepared once per connection; it writes nothing.  A search without a
+ * query and listNamespaces read the store's active records under row-level
+ * security with the same predicate (`memtx.is_active`) and write nothing.
+ * A search with a query is `memtx.recall` in a memtx transaction of its
+ * own, begun, recalled and committed empty by one statement; it stages
+ * nothing, so when it runs alone (not in a batch) its SQL transaction
+ * commits without waiting for its WAL flush (`synchronous_commit = off`
+ * for that transaction only): a crash can lose only the record of a
+ * transaction that changed no belief.
  * Search modes are PostgresStore's: `text`, and `auto` (text without a
  * vector index); `vector` and `hybrid` need the store's `index` option (as
- * PostgresStore's: src/store-vector.js, over memtx_vector) and are refused
- * without one as PostgresStore refuses them, another mode as unknown.  An item's
+ * PostgresStore's: src/store-vector.js, over memtx_vector; a vector or
+ * hybrid search is one statement too) and are refused without one as
+ * PostgresStore refuses them, another mode as unknown.  An item's
  * updatedAt is its latest record's staging time, its createdAt that of the
  * first record since the item was last deleted or expired.
  *
@@ -380,9 +386,9 @@ export class MemtxStore extends BaseStore {
     for (const op of operations) validateOperation(op);
     // what the index embeds, before anything is written
     if (this.index) operations = /** @type {Op} */ (await this.index.prepare(operations));
-    if (operations.length === 1 && !isRecall(operations[0])) {
+    if (operations.length === 1) {
       try {
-        return /** @type {any} */ ([await this.#run(this.pool, operations[0])]);
+        return /** @type {any} */ ([await this.#run(this.pool, operations[0], true)]);
       } catch (err) {
         throw fromPg(err) ?? err;
       }
@@ -410,11 +416,12 @@ export class MemtxStore extends BaseStore {
   /**
    * @param {Queryable} q the pool, or the batch's connection
    * @param {any} op
+   * @param {boolean} [alone] whether op is its own SQL transaction (not part of a batch)
    */
-  async #run(q, op) {
+  async #run(q, op, alone = false) {
     if ('namespacePrefix' in op) {
       if (!op.query) return this.#list(q, op);
-      return this.index?.isVectorMode(op) ? this.index.search(q, this.namespace, op) : this.#recall(q, op);
+      return this.index?.isVectorMode(op) ? this.index.search(q, this.namespace, op, alone) : this.#recall(q, op, alone);
     }
     if ('matchConditions' in op || !('key' in op)) return this.#namespaces(q, op);
     if (!('value' in op)) return this.#get(q, op);
@@ -487,29 +494,40 @@ export class MemtxStore extends BaseStore {
 
   /**
    * A search with a query: memtx.recall's ranking, best first, filtered and
-   * paged, in a memtx transaction of its own (inside the batch's SQL
-   * transaction, or one of its own).
+   * paged, in a memtx transaction of its own, all in one statement: begin,
+   * recall, commit (which waits for every recalled row), then the page.
    * @param {Queryable} q
    * @param {import('@langchain/langgraph-checkpoint').SearchOperation & { query: string }} op
+   * @param {boolean} alone whether the statement is its own SQL transaction
    */
-  async #recall(q, { namespacePrefix, query, filter, limit = 10, offset = 0 }) {
+  async #recall(q, { namespacePrefix, query, filter, limit = 10, offset = 0 }, alone) {
     const k = filter && Object.keys(filter).length ? RECALL_MAX : Math.min(RECALL_MAX, offset + limit);
-    const tx = (await q.query('SELECT memtx.begin(namespace => $1) AS tx', [this.namespace])).rows[0].tx;
-    const params = [tx, query, k, encodeNamespace(namespacePrefix)];
+    const params = [this.namespace, query, k, encodeNamespace(namespacePrefix), alone];
     const where = filterSql(filter, params, 'h.value');
     params.push(limit, offset);
     const { rows } = await q.query(
-      `SELECT * FROM (
-         SELECT DISTINCT ON (h.entity, h.attribute) h.record_id, h.entity, h.attribute, h.value,
-                h.rank AS score, r.created_at AS updated_at, ${CREATED_AT} AS created_at
-           FROM memtx.recall(tx => $1, query => $2, k => $3, entity_prefix => $4, valid_at => memtx.now()) h
-           JOIN memtx.records r ON r.id = h.record_id
-          WHERE ${where}
-          ORDER BY h.entity, h.attribute, h.record_id DESC) best
-        ORDER BY score DESC, record_id
-        LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
-    await q.query('SELECT memtx.commit($1)', [tx]);
-    return rows.map((row) => toItem(row, true));
+      `WITH tx AS MATERIALIZED (
+         SELECT memtx.begin(namespace => $1::text) AS id,
+                -- a search stages nothing: alone, its SQL transaction need not wait for the WAL flush
+                CASE WHEN $5::boolean THEN pg_catalog.set_config('synchronous_commit', 'off', true) END AS async),
+       hits AS MATERIALIZED (
+         SELECT h.* FROM tx, memtx.recall(tx => tx.id, query => $2::text, k => $3::integer,
+                                          entity_prefix => $4::text, valid_at => memtx.now()) h),
+       -- commit's argument waits for every recalled row
+       closed AS MATERIALIZED (
+         SELECT count(*) AS n FROM tx, LATERAL (SELECT count(*) AS n FROM hits) seen,
+                LATERAL memtx.commit(CASE WHEN seen.n >= 0 THEN tx.id END) c)
+       SELECT page.* FROM closed LEFT JOIN LATERAL (
+         SELECT * FROM (
+           SELECT DISTINCT ON (h.entity, h.attribute) h.record_id, h.entity, h.attribute, h.value,
+                  h.rank AS score, r.created_at AS updated_at, ${CREATED_AT} AS created_at
+             FROM hits h JOIN memtx.records r ON r.id = h.record_id
+            WHERE ${where}
+            ORDER BY h.entity, h.attribute, h.record_id DESC) best
+          ORDER BY score DESC, record_id
+          LIMIT $${params.length - 1} OFFSET $${params.length}) page ON closed.n >= 0`, params);
+    // no match: the one row of the commit, with no item
+    return rows.filter((row) => row.record_id !== null).map((row) => toItem(row, true));
   }
 
   /** @param {Queryable} q @param {import('@langchain/langgraph-checkpoint').ListNamespacesOperation} op */
@@ -534,9 +552,6 @@ export class MemtxStore extends BaseStore {
 }
 
 /** @typedef {{ query: (...args: any[]) => Promise<{ rows: any[] }> }} Queryable a pg.Pool or pg.PoolClient */
-
-/** @param {any} op */
-const isRecall = (op) => 'namespacePrefix' in op && Boolean(op.query);
 
 /** InvalidArgument unless minutes is a positive finite number. @param {unknown} minutes @param {string} name */
 function checkTtl(minutes, name) {

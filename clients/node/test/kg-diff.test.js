@@ -1,7 +1,8 @@
 // Differential test: one scripted trace of the nine knowledge-graph tools
 // against the reference memory server (@modelcontextprotocol/server-memory,
-// a JSONL file) and against memtx-mcp; every step must answer the same
-// (content, structuredContent, isError), and both list the same tools.
+// a JSONL file) and against memtx-mcp, on a database without and on one with
+// the optional indexed search; every step must answer the same (content,
+// structuredContent, isError), and both list the same tools.
 //
 // The reference's order is deterministic (file order = creation order), so
 // nothing is normalised except where a step says so: an argument error is
@@ -74,6 +75,23 @@ const TRACE = [
   ['read_graph', {}],
 ];
 
+/**
+ * Every step of the trace answers the same from both servers.
+ * @param {import('@modelcontextprotocol/sdk/client/index.js').Client} reference
+ * @param {import('@modelcontextprotocol/sdk/client/index.js').Client} memtx
+ */
+async function sameTrace(reference, memtx) {
+  for (const [i, [tool, args]] of TRACE.entries()) {
+    const expected = await call(reference, tool, args);
+    const actual = await call(memtx, tool, args);
+    assert.deepEqual(actual, expected, `step ${i}: ${tool} ${JSON.stringify(args)}`);
+  }
+  // the trace exercised what it means to: a final graph with content, an error step
+  const last = await call(memtx, 'read_graph', {});
+  assert.deepEqual(last.structuredContent.entities.map((e) => e.name), ['bob', 'carol', 'acme']);
+  assert.equal((await call(memtx, 'add_observations', TRACE[6][1])).isError, true);
+}
+
 describe('the reference memory server and memtx-mcp', () => {
   test('list the nine tools with the same definitions', async () => {
     const refTools = (await ref.listTools()).tools;
@@ -84,17 +102,7 @@ describe('the reference memory server and memtx-mcp', () => {
     }
   });
 
-  test('answer every step of the trace the same', async () => {
-    for (const [i, [tool, args]] of TRACE.entries()) {
-      const expected = await call(ref, tool, args);
-      const actual = await call(ours, tool, args);
-      assert.deepEqual(actual, expected, `step ${i}: ${tool} ${JSON.stringify(args)}`);
-    }
-    // the trace exercised what it means to: a final graph with content, an error step
-    const last = await call(ours, 'read_graph', {});
-    assert.deepEqual(last.structuredContent.entities.map((e) => e.name), ['bob', 'carol', 'acme']);
-    assert.equal((await call(ours, 'add_observations', TRACE[6][1])).isError, true);
-  });
+  test('answer every step of the trace the same', () => sameTrace(ref, ours));
 
   test('refuse arguments that do not fit the schema (compared by isError only)', async () => {
     for (const [tool, args] of [['create_entities', { entities: [{ name: 'x', entityType: 'y' }] }],
@@ -152,20 +160,54 @@ describe('the reference memory server and memtx-mcp', () => {
   });
 });
 
+describe('the reference memory server and memtx-mcp with the optional indexed search', () => {
+  let indexed;
+  /** @type {import('@modelcontextprotocol/sdk/client/index.js').Client[]} */
+  let clients = [];
+  before(async () => {
+    indexed = await graphStores('memtx_node_kg_diff_indexed', `${AGENT}_indexed`, 'graph', { search: true });
+    clients = [await indexed.reference(), await indexed.memtx()];
+  });
+  after(async () => {
+    for (const client of clients) await client.close();
+    await indexed?.drop();
+  });
+
+  test('answer every step of the trace the same', () => sameTrace(clients[0], clients[1]));
+
+  test('search through memtx_kg.node_records (a search it may not run fails)', async () => {
+    await indexed.harness.query('REVOKE EXECUTE ON FUNCTION memtx_kg.node_records(text, text, text[], text) FROM PUBLIC');
+    try {
+      const refused = await call(clients[1], 'search_nodes', { query: 'tea' });
+      assert.equal(refused.isError, true);
+      assert.match(refused.content[0].text, /permission denied for function node_records/);
+    } finally {
+      await indexed.harness.query('GRANT EXECUTE ON FUNCTION memtx_kg.node_records(text, text, text[], text) TO PUBLIC');
+    }
+    assert.deepEqual((await call(clients[1], 'search_nodes', { query: 'tea' })).structuredContent.entities.map((e) => e.name),
+      ['carol']);
+  });
+});
+
 describe('memtx underneath', () => {
   /** @param {string} sql @param {unknown[]} [values] */
   const rows = async (sql, values = []) => (await stores.harness.query(sql, values)).rows;
 
-  test('each write tool call is one belief commit, each read one transaction that commits nothing', async () => {
-    const before = await rows("SELECT count(*)::int AS n FROM memtx.transactions WHERE agent = $1", [AGENT]);
+  test('each write tool call is one belief commit; reads write nothing', async () => {
+    const count = async () => (await rows(`SELECT (SELECT count(*)::int FROM memtx.transactions WHERE agent = $1) AS transactions,
+      (SELECT count(*)::int FROM memtx.read_set) AS reads`, [AGENT]))[0];
+    const before = await count();
     await call(ours, 'create_entities', { entities: [{ name: 'eve', entityType: 'person', observations: ['a', 'b'] }] });
-    await call(ours, 'read_graph', {});
+    const written = await count();
+    for (const [tool, args] of [['read_graph', {}], ['search_nodes', { query: 'eve' }], ['open_nodes', { names: ['eve'] }]]) {
+      assert.equal((await call(ours, tool, args)).structuredContent.entities.length > 0, true, tool);
+    }
+    assert.deepEqual(await count(), written, 'the reads began no transaction and read into no read set');
     const txs = await rows(`SELECT t.status, count(r.id)::int AS records,
         count(r.id) FILTER (WHERE r.kind = 'belief' AND r.state = 'committed')::int AS beliefs
       FROM memtx.transactions t LEFT JOIN memtx.records r ON r.tx_id = t.id
-      WHERE t.agent = $1 GROUP BY t.id, t.status ORDER BY t.id OFFSET $2`, [AGENT, before[0].n]);
-    assert.deepEqual(txs, [{ status: 'committed', records: 3, beliefs: 3 },
-      { status: 'committed', records: 0, beliefs: 0 }]);
+      WHERE t.agent = $1 GROUP BY t.id, t.status ORDER BY t.id OFFSET $2`, [AGENT, before.transactions]);
+    assert.deepEqual(txs, [{ status: 'committed', records: 3, beliefs: 3 }]);
     const slots = await rows(`SELECT entity, attribute, value FROM memtx.records
       WHERE entity = 'kg:eve' ORDER BY id`);
     assert.deepEqual(slots.map((s) => [s.entity, s.attribute.replace(/[0-9a-f]{64}$/, '#'), s.value]),
@@ -173,6 +215,8 @@ describe('memtx underneath', () => {
   });
 
   test('a call memtx refuses midway stores nothing of it and answers the error as text', async () => {
+    const transactions = async () => (await rows('SELECT count(*)::int AS n FROM memtx.transactions WHERE agent = $1', [AGENT]))[0].n;
+    const before = await transactions();
     const long = 'x'.repeat(2000);
     const r = await call(ours, 'create_entities', { entities: [
       { name: 'grace', entityType: 'person', observations: ['first of the call'] },
@@ -182,8 +226,17 @@ describe('memtx underneath', () => {
     assert.match(r.content[0].text, /entity is too long/);
     assert.deepEqual((await call(ours, 'open_nodes', { names: ['grace', long] })).structuredContent,
       { entities: [], relations: [] });
-    const staged = await rows(`SELECT state, reason FROM memtx.records WHERE entity = 'kg:grace' ORDER BY id`);
-    assert.deepEqual(staged, [{ state: 'revoked', reason: 'aborted' }, { state: 'revoked', reason: 'aborted' }]);
+    // the call was one SQL transaction: not a record of it, not its memtx transaction
+    assert.deepEqual(await rows(`SELECT state, reason FROM memtx.records WHERE entity = 'kg:grace' ORDER BY id`), []);
+    assert.equal(await transactions(), before);
+    // an add to a missing entity: its memtx transaction aborted, nothing staged
+    const missing = await call(ours, 'add_observations', { observations: [{ entityName: 'eve', contents: ['not kept'] },
+      { entityName: 'nobody here', contents: ['x'] }] });
+    assert.deepEqual(missing, { content: [{ type: 'text', text: 'Entity with name nobody here not found' }],
+      structuredContent: undefined, isError: true });
+    assert.deepEqual(await rows(`SELECT t.status::text, count(r.id)::int AS staged FROM memtx.transactions t
+      LEFT JOIN memtx.records r ON r.tx_id = t.id WHERE t.agent = $1 GROUP BY t.id, t.status ORDER BY t.id DESC LIMIT 1`, [AGENT]),
+    [{ status: 'aborted', staged: 0 }]);
   });
 
   test('delete_entities revokes the entity and its cascade takes its observations and relations', async () => {

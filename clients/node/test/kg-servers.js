@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { setupSearch } from '../src/kg.js';
 import { freshDatabase } from './db.js';
 
 const MEMTX_MCP = fileURLToPath(new URL('../bin/memtx-mcp.js', import.meta.url));
@@ -33,11 +34,14 @@ async function connect(args, env) {
  * namespace `namespace`, and a scratch directory for the reference's memory
  * file.  memtx() starts a memtx-mcp as the role in the namespace,
  * reference() a reference server on the file; drop() removes both stores.
+ * With `search`, the database gets the optional indexed graph search.
  * @param {string} database @param {string} role @param {string} [namespace]
+ * @param {{ search?: boolean }} [options]
  */
-export async function graphStores(database, role, namespace = 'graph') {
+export async function graphStores(database, role, namespace = 'graph', { search = false } = {}) {
   const fx = await freshDatabase(database, [role]);
   await fx.harness.query('SELECT memtx.grant_namespace($1, $2)', [namespace, role]);
+  if (search) await setupSearch(fx.harness);
   const dir = mkdtempSync(path.join(tmpdir(), 'memtx-kg-'));
   const file = path.join(dir, 'memory.jsonl');
   return {

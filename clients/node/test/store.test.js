@@ -623,15 +623,96 @@ function notingPool() {
   };
 }
 
-test('a put is one memtx.propose statement; a get one memtx.lookup statement', async () => {
+/**
+ * What a pool's connections send, counted on the wire: round trips (a
+ * simple-protocol Query, or an extended-protocol Sync) and Parse messages
+ * (a statement planned anew; a prepared statement sends none once parsed).
+ * @param {pg.Pool} counted a pool none of whose connections exists yet
+ */
+function wireCounts(counted) {
+  const counts = { roundTrips: 0, parses: 0 };
+  counted.on('connect', (client) => {
+    const wire = /** @type {any} */ (client).connection;
+    for (const [method, field] of [['query', 'roundTrips'], ['sync', 'roundTrips'], ['parse', 'parses']]) {
+      const send = wire[method].bind(wire);
+      wire[method] = (...args) => { counts[field] += 1; return send(...args); };
+    }
+  });
+  return counts;
+}
+
+test('a put is one round trip (a prepared memtx.propose), a get one (a prepared memtx.lookup), a search one', async () => {
+  const single = new pg.Pool({ database, max: 1 });
+  const wire = wireCounts(single);
   const noting = notingPool();
-  const store = new MemtxStore({ pool: /** @type {any} */ (noting), namespace: 'langgraph_statements' });
-  await store.put(['users', 'alice'], 'prefs', { theme: 'dark' });
-  await store.put(['users', 'alice'], 'prefs', { theme: 'light' });
-  assert.equal((await store.get(['users', 'alice'], 'prefs')).value.theme, 'light');
-  assert.deepEqual(noting.statements.map((s) => s.name), ['memtx_store_propose', 'memtx_store_propose', 'memtx_store_get']);
-  assert.match(noting.statements[0].text, /FROM memtx\.propose\(/);
-  assert.match(noting.statements[2].text, /FROM memtx\.lookup\(/);
+  const store = new MemtxStore({ pool: single, namespace: 'langgraph_statements' });
+  const named = new MemtxStore({ pool: /** @type {any} */ (noting), namespace: 'langgraph_statements' });
+  try {
+    // the first of each prepares its statement on the connection
+    await store.put(['users', 'alice'], 'prefs', { theme: 'dark' });
+    await store.get(['users', 'alice'], 'prefs');
+    const calls = [
+      ['put of a new value', () => store.put(['users', 'alice'], 'prefs', { theme: 'light' }), 0],
+      ['put of a new item', () => store.put(['users', 'bob'], 'prefs', { theme: 'dark' }), 0],
+      ['get', async () => assert.equal((await store.get(['users', 'alice'], 'prefs')).value.theme, 'light'), 0],
+      ['search with a query', async () => assert.deepEqual((await store.search(['users'], { query: 'light' })).map((i) => i.key), ['prefs']), 1],
+    ];
+    for (const [what, call, parses] of calls) {
+      Object.assign(wire, { roundTrips: 0, parses: 0 });
+      await call();
+      assert.deepEqual(wire, { roundTrips: 1, parses }, what);
+    }
+    const { rows } = await single.query("SELECT name FROM pg_prepared_statements WHERE name LIKE 'memtx_store_%' ORDER BY name");
+    assert.deepEqual(rows.map((r) => r.name), ['memtx_store_get', 'memtx_store_propose']);
+    // which statements they are
+    await named.put(['users', 'alice'], 'prefs', { theme: 'dark' });
+    await named.get(['users', 'alice'], 'prefs');
+    assert.deepEqual(noting.statements.map((st) => st.name), ['memtx_store_propose', 'memtx_store_get']);
+    assert.match(noting.statements[0].text, /FROM memtx\.propose\(/);
+    assert.match(noting.statements[1].text, /FROM memtx\.lookup\(/);
+  } finally {
+    await single.end();
+  }
+});
+
+test('a search with a query is a memtx transaction committed empty, and alone its commit does not wait for the WAL', async () => {
+  const store = new MemtxStore({ pool, namespace: 'langgraph_search_tx' });
+  await store.put(['docs'], 'a', { text: 'postgres rocks' });
+  const before = (await pool.query("SELECT count(*)::int AS n FROM memtx.transactions WHERE namespace = 'langgraph_search_tx'")).rows[0].n;
+  assert.deepEqual((await store.search(['docs'], { query: 'postgres' })).map((i) => i.key), ['a']);
+  assert.deepEqual(await store.search(['docs'], { query: 'nothing matches' }), []);
+  const { rows } = await pool.query(`SELECT status::text, (SELECT count(*)::int FROM memtx.records r WHERE r.tx_id = t.id) AS staged
+    FROM memtx.transactions t WHERE namespace = 'langgraph_search_tx' ORDER BY id OFFSET $1`, [before]);
+  assert.deepEqual(rows, [{ status: 'committed', staged: 0 }, { status: 'committed', staged: 0 }]);
+  // alone, the search's statement turns synchronous_commit off for its own SQL transaction: run in an
+  // explicit one, the setting holds until its end; the session's setting is untouched; in a batch it is not asked
+  const noting = notingPool();
+  await new MemtxStore({ pool: /** @type {any} */ (noting), namespace: 'langgraph_search_tx' }).search(['docs'], { query: 'postgres' });
+  const single = new pg.Pool({ database, max: 1 });
+  try {
+    const alone = new MemtxStore({ pool: single, namespace: 'langgraph_search_tx' });
+    await alone.search(['docs'], { query: 'postgres' });
+    assert.equal((await single.query('SHOW synchronous_commit')).rows[0].synchronous_commit, 'on');
+    const client = await single.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(noting.statements[0].text, noting.statements[0].values);
+      assert.equal((await client.query('SHOW synchronous_commit')).rows[0].synchronous_commit, 'off');
+      await client.query('ROLLBACK');
+      await client.query('BEGIN');
+      const seen = [];
+      const inBatch = new MemtxStore({ pool: /** @type {any} */ ({ connect: async () => ({
+        query: async (text, values) => { const r = await client.query(text, values); seen.push((await client.query('SHOW synchronous_commit')).rows[0].synchronous_commit); return r; },
+        release: () => {} }) }), namespace: 'langgraph_search_tx' });
+      await inBatch.batch([{ namespacePrefix: ['docs'], query: 'postgres', limit: 10, offset: 0 }, { namespace: ['docs'], key: 'a' }]);
+      assert.ok(seen.length > 0 && seen.every((v) => v === 'on'), `${seen}`);
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
+  } finally {
+    await single.end();
+  }
 });
 
 test('a batch is all or nothing: a refused put rolls it back and says which operation it was', async () => {

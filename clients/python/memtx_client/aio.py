@@ -25,7 +25,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from .errors import InvalidArgument, MemtxError, Retryable, from_psycopg
-from .memory import Op, P, R, _named, _Session
+from .memory import Op, P, R, _call_scope, _named, _Session
 
 
 def _awaited(op: Callable[Concatenate[Any, P], Op[R]]) -> Callable[Concatenate["AsyncMemory", P], Any]:
@@ -62,7 +62,7 @@ class AsyncMemory(_Session):
     async def _execute(self, query: sql.Composable, params: Mapping[str, Any]) -> List[Dict[str, Any]]:
         try:
             async with self._connection() as conn:
-                async with conn.transaction():
+                async with _call_scope(conn):
                     async with conn.cursor(row_factory=dict_row) as cur:
                         await cur.execute(query, params)
                         return await cur.fetchall()

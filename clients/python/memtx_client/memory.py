@@ -1,12 +1,18 @@
 """One agent's memtx session: a memtx transaction per turn, the operations as methods.
 
 A memtx transaction is logical and long-lived: it spans many SQL calls (one
-agent turn).  Each method here is one memtx function call run in
-``conn.transaction()`` -- its own SQL transaction on an idle connection, a
-savepoint inside a transaction the caller opened -- so a failed call writes
-nothing and leaves the memtx transaction usable.  The principal is the role
-the connection runs as: give each agent a connection of its own (or ``SET
-ROLE`` to its role).
+agent turn).  Each method here is one memtx function call, one statement:
+on an idle autocommit connection (what a session opens from a conninfo
+string, and what a pool should hand out) the statement is its own SQL
+transaction and costs one round trip; inside a transaction the caller
+opened it runs in a savepoint (``conn.transaction()``), and on an idle
+connection that is not autocommit in a transaction of its own -- so a
+failed call writes nothing and leaves the memtx transaction (and the
+caller's SQL transaction) usable.  A statement run often is prepared as
+psycopg prepares statements (``prepare_threshold``: the fifth execution of
+the same text, by default; never when the connection disables it).  The
+principal is the role the connection runs as: give each agent a connection
+of its own (or ``SET ROLE`` to its role).
 
 A session runs on a psycopg connection, on a conninfo string (it opens the
 connection, and ``close()`` or leaving ``with Memory(...)`` closes it), or on
@@ -299,6 +305,16 @@ def _vector_missing(err: MemtxError) -> MemtxError:
         return err
     return NotFound("memtx_vector is not installed in this database", "42883", None,
                     "A superuser runs CREATE EXTENSION memtx_vector CASCADE (pgvector 0.8.0 or later).")
+
+
+def _call_scope(conn: Any) -> Any:
+    """What one call's statement runs in: nothing more on an idle autocommit
+    connection (the statement is its own SQL transaction: one round trip), else
+    ``conn.transaction()`` (a savepoint inside the caller's transaction, or a
+    transaction of its own), so a failed call leaves nothing behind."""
+    if conn.autocommit and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        return contextlib.nullcontext()
+    return conn.transaction()
 
 
 def fenced_transaction(err: BaseException) -> Optional[int]:
@@ -778,7 +794,7 @@ class Memory(_Session):
     def _execute(self, query: sql.Composable, params: Mapping[str, Any]) -> List[Dict[str, Any]]:
         try:
             with self._connection() as conn:
-                with conn.transaction():
+                with _call_scope(conn):
                     with conn.cursor(row_factory=dict_row) as cur:
                         cur.execute(query, params)
                         return cur.fetchall()

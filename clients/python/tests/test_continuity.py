@@ -152,8 +152,9 @@ def test_a_lost_propose_reply_is_recovered(lossy_alice: Tuple[Memory, ReplyLosin
                                            alice: Memory, admin_conn: Any) -> None:
     lossy, proxy = lossy_alice
     assert lossy.lookup("order:6") == []  # the proxy passes replies until armed
-    # each call is its own SQL transaction: lose the reply to its COMMIT
-    proxy.lose_reply_to = b"COMMIT"
+    # each call is one statement, its own SQL transaction, which the server commits
+    # before it replies (it flushes its reply at the end): lose the reply to the propose
+    proxy.lose_reply_to = b'memtx."propose"'
     with pytest.raises(psycopg.OperationalError):
         lossy.propose("order:6", "status", "open", proposal="p-6")
     assert proxy.lost.is_set() and lossy.conn.closed

@@ -14,7 +14,7 @@ SELECT f, jsonb_path_query_first(memtx.tool_specs(f), '$[0].**.properties.semant
 SELECT (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(memtx.tool_specs()->0->'function'->'parameters'->'properties') k
          WHERE k <> 'semantic')
        = (SELECT array_agg(a ORDER BY a) FROM pg_proc p, unnest(p.proargnames[1:p.pronargs]) a
-           WHERE p.oid = 'memtx.recall(bigint,text,integer,text)'::regprocedure AND a NOT IN ('tx', 'namespace')) AS mirrors_recall;
+           WHERE p.oid = 'memtx.recall(bigint,text,integer,text,timestamptz)'::regprocedure AND a NOT IN ('tx', 'namespace')) AS mirrors_recall;
 -- the other tools are unchanged
 SELECT count(*) AS tools, count(*) FILTER (WHERE t->'function'->'parameters'->'properties' ? 'semantic') AS with_semantic
   FROM jsonb_array_elements(memtx.tool_specs()) t;
