@@ -881,33 +881,41 @@ export const resources = [{
 
 // ------------------------------------------------------------ by meaning
 
-/** How many records nearest to a search_nodes query bring their entities in. */
+/** How many records nearest to a search_nodes query may bring their entities in... */
 const NEAREST = 10;
+/**
+ * ...those within this distance of it under the model's metric: for cosine
+ * (the distance memtx-mcp's models are meant to have), a similarity of at
+ * least 0.5.  Nearest alone would bring in every entity of a small graph.
+ */
+const NEAR_DISTANCE = 0.5;
 
 /**
- * The names of the entities of the NEAREST graph records nearest to $2 (a
- * vector, as text) under model $3, in one statement: a memtx transaction of
- * its own begun, memtx.recall_similar (only what it may see), committed
- * empty (commit's argument waits for the recalled rows).
+ * The names of the entities of the $4 graph records nearest to $2 (a
+ * vector, as text) under model $3 that are within distance $5 of it, in one
+ * statement: a memtx transaction of its own begun, memtx.recall_similar
+ * (only what it may see), committed empty (commit's argument waits for the
+ * recalled rows).
  */
 const NEAR_SQL = `
   WITH tx AS MATERIALIZED (SELECT memtx.begin(namespace => $1::text) AS id),
   near AS MATERIALIZED (
-    SELECT v.entity FROM tx, memtx.recall_similar(tx => tx.id, embedding => $2, model => $3::text, k => $4::integer,
+    SELECT v.entity, v.distance FROM tx, memtx.recall_similar(tx => tx.id, embedding => $2, model => $3::text, k => $4::integer,
                                                    entity_prefix => 'kg:', valid_at => memtx.now()) v),
   closed AS MATERIALIZED (
     SELECT count(*) AS n FROM tx, LATERAL (SELECT count(*) AS n FROM near) seen,
            LATERAL memtx.commit(CASE WHEN seen.n >= 0 THEN tx.id END) c)
-  SELECT coalesce((SELECT pg_catalog.array_agg(DISTINCT pg_catalog.substr(n.entity, 4)) FROM near n), '{}') AS names
+  SELECT coalesce((SELECT pg_catalog.array_agg(DISTINCT pg_catalog.substr(n.entity, 4)) FROM near n
+                     WHERE n.distance <= $5::real), '{}') AS names
     FROM closed`;
 
 /**
  * With an embedder (memtx-mcp's MEMTX_EMBEDDINGS_URL), search_nodes also
  * finds by meaning: the entities of the NEAREST graph records (entity
  * types, observations, relations: every fact is embedded as it is staged)
- * nearest to the query, as a memtx transaction of its own sees them
- * (memtx.recall_similar, SPEC §19): one request to the endpoint and one
- * statement.  Without an embedder, none.
+ * nearest to the query and within NEAR_DISTANCE of it, as a memtx
+ * transaction of its own sees them (memtx.recall_similar, SPEC §19): one
+ * request to the endpoint and one statement.  Without an embedder, none.
  * @param {import('./mcp.js').ToolContext} ctx @param {string} query
  * @returns {Promise<Set<string>>}
  */
@@ -916,7 +924,7 @@ async function nearEntities(ctx, query) {
   if (!m.embedder || query.trim() === '') return new Set();
   const [vector] = await m.embedTexts([query]);
   await vectorType(ctx);
-  const [row] = await statement(ctx, NEAR_SQL, [m.namespace, vectorText('embedding', vector), m.embeddingModel, NEAREST]);
+  const [row] = await statement(ctx, NEAR_SQL, [m.namespace, vectorText('embedding', vector), m.embeddingModel, NEAREST, NEAR_DISTANCE]);
   return new Set(/** @type {string[]} */ (row.names));
 }
 

@@ -774,12 +774,15 @@ class Memory(_Session):
                  namespace: str = "default", *, tx: Optional[int] = None,
                  scope: Optional[str] = None, readers: Optional[Sequence[str]] = None,
                  writers: Optional[Sequence[str]] = None,
-                 allow_unregistered_tools: bool = False) -> None:
+                 allow_unregistered_tools: bool = False, embedder: Embedder = None,
+                 embedding_model: Optional[str] = None,
+                 embedding_text: EmbeddingText = embedding_text) -> None:
         self._owns_conn = isinstance(conn, str)
         if isinstance(conn, str):
             conn = psycopg.connect(conn, autocommit=True)
         super().__init__(conn, namespace, tx=tx, scope=scope, readers=readers, writers=writers,
-                         allow_unregistered_tools=allow_unregistered_tools)
+                         allow_unregistered_tools=allow_unregistered_tools, embedder=embedder,
+                         embedding_model=embedding_model, embedding_text=embedding_text)
 
     # -- plumbing -------------------------------------------------------------
 
@@ -817,6 +820,15 @@ class Memory(_Session):
             if query is None:
                 time.sleep(pause)
                 rows = None
+                continue
+            if isinstance(query, _Embed):
+                try:
+                    answer = query.call(self.embedder)
+                except Exception as err:
+                    raise query.failed(err) from err
+                if inspect.isawaitable(answer) or answer and inspect.isawaitable(answer[0]):
+                    raise EmbeddingError("the embedder is asynchronous: use AsyncMemory with it")
+                rows = check_vectors(answer, len(query.texts), "the embedder")
                 continue
             try:
                 rows = self._execute(query, params)
@@ -880,6 +892,8 @@ class Memory(_Session):
     erase = _blocking(_Session._erase)
     writer_epochs = _blocking(_Session._writer_epochs)
     tool_specs = _blocking(_Session._tool_specs)
+    embed = _blocking(_Session._embed)
+    recall_similar = _blocking(_Session._recall_similar)
 
 
 def retrying(fn: Callable[[], R], *, attempts: int = 5, delay: float = 0.05) -> R:
