@@ -4,7 +4,7 @@
 // graph tools store is embedded in the same statement; memory_recall's
 // `semantic` and search_nodes find by meaning; the endpoint down, an HTTP
 // error or vectors of the wrong size are clear tool errors that write
-// nothing.  Needs pgvector >= 0.8.0: skipped without it, except under CI.
+// nothing; each graph write stays one statement.  Needs pgvector >= 0.8.0: skipped without it, except under CI.
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 import { embeddingFromEnv, embeddingsUrl, openAiEmbedder } from '../src/embeddings.js';
+import { resources as kgResources, tools as kgTools } from '../src/kg.js';
+import { createServer } from '../src/mcp.js';
 import { EmbeddingError } from '../src/memory.js';
 import { freshDatabase } from './db.js';
 import { needsVector, serverVectorMissing } from './vector.js';
@@ -276,5 +278,40 @@ describe('memtx-mcp with MEMTX_EMBEDDINGS_URL', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('createServer with an embedder, in process', () => {
+  test('each graph write is still one round trip with its embeddings, search_nodes by meaning two', needsVector(missing), async () => {
+    assert.equal(missing, null, missing ?? '');
+    const db = await fx.connect(AGENT);
+    const wire = { roundTrips: 0 };
+    const c = /** @type {any} */ (db).connection;
+    for (const method of ['query', 'sync']) {
+      const send = c[method].bind(c);
+      c[method] = (/** @type {any[]} */ ...args) => { wire.roundTrips += 1; return send(...args); };
+    }
+    const asked = /** @type {string[][]} */ ([]);
+    const { session } = createServer({ db, namespace: 'pets', extraTools: kgTools, resources: kgResources,
+      embedder: async (texts) => { asked.push(texts); return texts.map(meaning); }, embeddingModel: MODEL });
+    const rounds = async (/** @type {string} */ name, /** @type {any} */ args) => {
+      wire.roundTrips = 0;
+      const r = await session.callTool(name, args);
+      assert.ok(!r.isError, `${name}: ${r.content?.[0]?.text}`);
+      return wire.roundTrips;
+    };
+    // the first calls ask once what pgvector's type is called and whether the optional search is set up
+    await rounds('create_entities', { entities: [{ name: 'warmup', entityType: 'dog', observations: [] }] });
+    await rounds('search_nodes', { query: 'warmup' });
+    assert.deepEqual({
+      create_entities: await rounds('create_entities', { entities: [{ name: 'felix', entityType: 'cat', observations: ['a black kitten'] }] }),
+      create_relations: await rounds('create_relations', { relations: [{ from: 'felix', to: 'warmup', relationType: 'chases' }] }),
+      add_observations: await rounds('add_observations', { observations: [{ entityName: 'felix', contents: ['purrs'] }] }),
+      search_nodes: await rounds('search_nodes', { query: 'feline' }),
+    }, { create_entities: 1, create_relations: 1, add_observations: 1, search_nodes: 2 });
+    assert.deepEqual(asked.slice(2), [['felix (cat)', 'felix: a black kitten'], ['felix chases warmup'], ['felix: purrs'], ['feline']]);
+    const { rows } = await fx.harness.query(`SELECT count(*)::int AS n FROM memtx.embeddings e JOIN memtx.records r ON r.id = e.record_id
+      WHERE r.namespace = 'pets' AND r.entity = 'kg:felix'`);
+    assert.equal(rows[0].n, 4);
   });
 });

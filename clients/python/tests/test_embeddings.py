@@ -225,8 +225,9 @@ def test_failures_write_nothing(valice, vadmin, vns):
         assert err.value.sqlstate == "22023"
     # a model nobody registered
     unknown = Memory(valice, namespace=vns, embedder=Counting(), embedding_model="nobody-registered")
-    with pytest.raises(Exception, match="nobody-registered"):
+    with pytest.raises(NotFound, match='embedding model "nobody-registered" does not exist') as err:
         unknown.propose("pet:x", "a", "cat")
+    assert "memtx.register_embedding_model" in (err.value.hint or "")
     assert records(vadmin, vns) == before
     assert embedded(vadmin, vns) == {}
     # an embedder needs a model; a session without one cannot recall by meaning
