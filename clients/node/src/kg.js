@@ -924,8 +924,20 @@ async function nearEntities(ctx, query) {
   if (!m.embedder || query.trim() === '') return new Set();
   const [vector] = await m.embedTexts([query]);
   await vectorType(ctx);
-  const [row] = await statement(ctx, NEAR_SQL, [m.namespace, vectorText('embedding', vector), m.embeddingModel, NEAREST, NEAR_DISTANCE]);
+  const [row] = await statement(ctx, NEAR_SQL, [m.namespace, vectorText('embedding', vector), m.embeddingModel, NEAREST, NEAR_DISTANCE])
+    .catch((err) => { throw modelMissing(err, m.embeddingModel); });
   return new Set(/** @type {string[]} */ (row.names));
+}
+
+/**
+ * memtx_vector's "embedding model does not exist" (42704) with the call that
+ * registers it in the message: the graph tools report messages only.
+ * @param {unknown} err @param {string | null} model
+ */
+function modelMissing(err, model) {
+  if (!(err instanceof MemtxError && err.sqlstate === '42704' && /embedding model/.test(err.message))) return err;
+  return new NotFound(`${err.message}: a harness registers it once with `
+    + `SELECT memtx.register_embedding_model('${model}', <its dimensions>)`, { sqlstate: '42704', cause: err });
 }
 
 /** pgvector's type as memtx.embed names it (qualified unless on the search path), by connection (asked once). */
@@ -992,7 +1004,8 @@ async function graphWrite(ctx, text, input, texts) {
   const wanted = /** @type {[Record<string, any>, string][]} */ (texts(input).filter(([, t]) => t !== undefined));
   const vectors = wanted.length ? await m.embedTexts(wanted.map(([, t]) => t)) : [];
   wanted.forEach(([item], i) => { item.vector = vectorText('embedding', vectors[i]); });
-  return statement(ctx, embeddedSql(text, type), [m.namespace, JSON.stringify(input), block(ctx), m.embeddingModel]);
+  return statement(ctx, embeddedSql(text, type), [m.namespace, JSON.stringify(input), block(ctx), m.embeddingModel])
+    .catch((err) => { throw modelMissing(err, m.embeddingModel); });
 }
 
 /**

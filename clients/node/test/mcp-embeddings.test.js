@@ -268,6 +268,25 @@ describe('memtx-mcp with MEMTX_EMBEDDINGS_URL', () => {
     assert.equal(Object.keys(await embedded()).length, before2);
   });
 
+  test('a model no harness registered: the error names the call that registers it, nothing written', needsVector(missing), async () => {
+    assert.equal(missing, null, missing ?? '');
+    stub.mode = 'ok';
+    const before = await recordCount();
+    const { client, call } = await startServer(serverEnv({ MEMTX_VECTOR_MODEL: 'nobody-registered' }));
+    try {
+      const staged = await call('memory_stage', { entity: 'pet:x', attribute: 'a', value: 'cat' });
+      assert.match(staged.structured?.error?.message ?? '', /embedding model "nobody-registered" does not exist/);
+      assert.match(staged.structured?.error?.hint ?? '', /memtx\.register_embedding_model/);
+      const graph = await call('create_entities', { entities: [{ name: 'y', entityType: 'cat', observations: [] }] });
+      assert.match(graph.error, /SELECT memtx\.register_embedding_model\('nobody-registered', <its dimensions>\)/);
+      const search = await call('search_nodes', { query: 'cat' });
+      assert.match(search.error, /register_embedding_model\('nobody-registered'/);
+    } finally {
+      await client.close();
+    }
+    assert.equal(await recordCount(), before);
+  });
+
   test('without the settings, memory_recall offers no semantic and refuses it', needsVector(missing), async () => {
     const { client, call } = await startServer(serverEnv({ MEMTX_EMBEDDINGS_URL: '', MEMTX_EMBEDDINGS_MODEL: '' }));
     try {
