@@ -310,3 +310,40 @@ vtest('a search sees only what the store\'s role may read', async () => {
   assert.deepEqual(keys(await seeing.search(['s'], { query: 'cat' })).sort(), ['mine', 'theirs']);
   assert.deepEqual(keys(await store.search(['s'], { query: 'cat' })), ['mine']);
 });
+
+vtest('the same items and scores as PostgresStore with the same index, for cosine and l2', async () => {
+  const { PostgresStore } = await import('@langchain/langgraph-checkpoint-postgres/store');
+  const docs = { a: 'a red cat', b: 'a blue boat', c: 'a red car and a red boat', d: 'cat and dog', e: 'plane' };
+  for (const metric of ['cosine', 'l2']) {
+    const index = { dims: DIMS, embed: async (/** @type {string[]} */ t) => t.map(vectorOf), fields: ['text'], distanceMetric: metric };
+    const reference = new PostgresStore({ connectionOptions: { database }, schema: `reference_vector_${metric}`, index });
+    await reference.setup();
+    const { store } = await agentStore({ fields: ['text'], distanceMetric: metric });
+    try {
+      for (const [k, text] of Object.entries(docs)) {
+        await reference.put(['docs'], k, { text });
+        await store.put(['docs'], k, { text });
+      }
+      await reference.put(['docs'], 'off', { text: 'red cat' }, false);
+      await store.put(['docs'], 'off', { text: 'red cat' }, false);
+      for (const query of ['red cat', 'boat', 'dog plane', 'red red red']) {
+        // (PostgresStore scores by cosine unless the search names a metric; MemtxStore by the index's)
+        const want = await reference.search(['docs'], { query, mode: 'vector', limit: 10, distanceMetric: metric });
+        const got = await store.search(['docs'], { query, mode: 'vector', limit: 10 });
+        assert.deepEqual(got, await store.search(['docs'], { query, mode: 'vector', limit: 10, distanceMetric: metric }));
+        const described = (/** @type {any[]} */ items) => items.map((i) => `${i.key} ${i.score.toFixed(4)}`);
+        // the same items with the same scores; items of equal score may come in either order
+        assert.deepEqual(described(got).sort(), described(want).sort(), `${metric}: ${query}`);
+        got.forEach((item, i) => near(item.score, want[i].score, `${metric}: ${query}: position ${i}`));
+        const threshold = want[2].score;
+        const above = { query, mode: 'vector', distanceMetric: metric, similarityThreshold: threshold - 1e-6 };
+        // the items scoring at least the threshold (PostgresStore reads an l2 threshold as a largest distance)
+        assert.deepEqual(keys(await store.search(['docs'], above)).sort(),
+          keys(metric === 'cosine' ? await reference.search(['docs'], above) : want.filter((i) => i.score >= above.similarityThreshold)).sort(),
+          `${metric}: ${query}: threshold`);
+      }
+    } finally {
+      await reference.stop();
+    }
+  }
+});
