@@ -4,7 +4,8 @@
 // graph tools store is embedded in the same statement; memory_recall's
 // `semantic` and search_nodes find by meaning; the endpoint down, an HTTP
 // error or vectors of the wrong size are clear tool errors that write
-// nothing; each graph write stays one statement.  Needs pgvector >= 0.8.0: skipped without it, except under CI.
+// nothing; each graph write stays one statement.  The Node Memory's own
+// embedder (stage, propose, embed, recallSimilar) is here too.  Needs pgvector >= 0.8.0: skipped without it, except under CI.
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +17,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { embeddingFromEnv, embeddingsUrl, openAiEmbedder } from '../src/embeddings.js';
 import { resources as kgResources, tools as kgTools } from '../src/kg.js';
 import { createServer } from '../src/mcp.js';
-import { EmbeddingError } from '../src/memory.js';
+import { EmbeddingError, Memory } from '../src/memory.js';
 import { freshDatabase } from './db.js';
 import { needsVector, serverVectorMissing } from './vector.js';
 
@@ -332,5 +333,54 @@ describe('createServer with an embedder, in process', () => {
     const { rows } = await fx.harness.query(`SELECT count(*)::int AS n FROM memtx.embeddings e JOIN memtx.records r ON r.id = e.record_id
       WHERE r.namespace = 'pets' AND r.entity = 'kg:felix'`);
     assert.equal(rows[0].n, 4);
+  });
+});
+
+describe('Memory with an embedder (the Node client itself)', () => {
+  test('stage and propose embed in their statement; embed later; recallSimilar by meaning; failures write nothing', needsVector(missing), async () => {
+    assert.equal(missing, null, missing ?? '');
+    const db = await fx.connect(AGENT);
+    const asked = /** @type {string[][]} */ ([]);
+    const mem = new Memory(db, { namespace: 'pets', embeddingModel: MODEL,
+      embedder: async (texts) => { asked.push(texts); return texts.map(meaning); } });
+    let kitten = 0;
+    await mem.turn(async (m) => {
+      kitten = await m.stage('mem:tom', 'kind', 'a kitten');
+      await m.stage('mem:rex', 'kind', { animal: 'puppy' });
+    });
+    assert.deepEqual(asked, [['mem:tom kind a kitten'], ['mem:rex kind {"animal":"puppy"}']]);
+    const proposed = await mem.propose('mem:ship', 'kind', 'a ship');
+    assert.equal(proposed.state, 'committed');
+    const slots = await embedded();
+    for (const slot of ['mem:tom kind', 'mem:rex kind', 'mem:ship kind']) assert.equal(slots[slot], DIMS, slot);
+    await mem.turn(async (m) => {
+      const found = await m.recallSimilar('feline', { hybrid: false, entity_prefix: 'mem:' });
+      // tom first; the two others (as far from "feline" as each other, but for rounding) after it
+      assert.equal(found[0].entity, 'mem:tom');
+      assert.deepEqual(found.slice(1).map((r) => r.entity).sort(), ['mem:rex', 'mem:ship']);
+      assert.ok(found[0].distance < found[1].distance && found[1].distance <= found[2].distance);
+      const given = await m.recallSimilar(null, { embedding: meaning('vessel'), hybrid: false, k: 1, entity_prefix: 'mem:' });
+      assert.deepEqual(given.map((r) => r.entity), ['mem:ship']);
+      await assert.rejects(m.recallSimilar('cat', { k: 0 }), (err) => err.sqlstate === '22003');
+    });
+    // a record written without an embedder, embedded later from its own text
+    const plain = new Memory(db, { namespace: 'pets' });
+    const { record_id: car } = await plain.propose('mem:car', 'kind', 'an automobile');
+    assert.equal((await embedded())['mem:car kind'], undefined);
+    await mem.embed(car);
+    assert.equal((await embedded())['mem:car kind'], DIMS);
+    await mem.embed(car); // the same vector again does nothing
+    await assert.rejects(mem.embed(car, { embedding: meaning('boat') }), (err) => err.sqlstate === '23505');
+    assert.ok(kitten > 0);
+    // failures: the embedder throws, answers the wrong count, the wrong dimensions
+    const before = await recordCount();
+    const failing = new Memory(db, { namespace: 'pets', embeddingModel: MODEL, embedder: async () => { throw new Error('down'); } });
+    await assert.rejects(failing.propose('mem:x', 'a', 'cat'), (err) => err instanceof EmbeddingError && /the embedder failed: down/.test(err.message));
+    const none = new Memory(db, { namespace: 'pets', embeddingModel: MODEL, embedder: async () => [] });
+    await assert.rejects(none.propose('mem:x', 'a', 'cat'), /answered 0 vectors for 1 text/);
+    const wrong = new Memory(db, { namespace: 'pets', embeddingModel: MODEL, embedder: async (t) => t.map(() => [1, 2]) });
+    await assert.rejects(wrong.propose('mem:x', 'a', 'cat'), (err) => err.sqlstate === '22023');
+    assert.equal(await recordCount(), before);
+    assert.throws(() => new Memory(db, { embedder: async () => [] }), /an embedder needs embeddingModel/);
   });
 });
