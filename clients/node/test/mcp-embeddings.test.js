@@ -5,7 +5,8 @@
 // `semantic` and search_nodes find by meaning; the endpoint down, an HTTP
 // error or vectors of the wrong size are clear tool errors that write
 // nothing; each graph write stays one statement.  The Node Memory's own
-// embedder (stage, propose, embed, recallSimilar) is here too.  Needs pgvector >= 0.8.0: skipped without it, except under CI.
+// embedder (stage, propose, embed, recallSimilar) is here too.  Needs
+// pgvector >= 0.8.0: skipped without it, except under CI.
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
