@@ -18,13 +18,17 @@ describes:
   error class, and the two clients map every SQLSTATE alike;
 * the two clients' tables are the same.
 
-Works in a database of its own (memtx_client_tables, made fresh and dropped),
+The functions of the companion memtx_vector (embed, recall_similar) are
+checked where pgvector lets it be installed (test_vector_functions_are_checked
+says when they are not).  Works in a database of its own
+(memtx_client_tables, made fresh and dropped),
 through the PG* environment as a superuser.  The Node tables are read by
 running node on clients/node/src/memory.js (it imports nothing else).
 """
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import re
 import subprocess
@@ -35,7 +39,7 @@ import pytest
 from psycopg import sql
 
 from memtx_client import errors, types
-from memtx_client.memory import ENUMS, PENDING_ARGUMENTS, SIGNATURES
+from memtx_client.memory import ENUMS, PENDING_ARGUMENTS, SIGNATURES, VECTOR_FUNCTIONS
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATABASE = "memtx_client_tables"
@@ -49,6 +53,7 @@ SHAPES = {
     "read": (types.Record, "record"), "lookup": (types.Record, "record"),
     "read_as_of": (types.Record, "record"), "abort": (types.Repair, "repair"),
     "revoke": (types.Repair, "repair"), "erase": (types.Repair, "repair"),
+    "recall_similar": (types.Similar, "similar"),
 }
 #: tables the clients read directly, by the row class
 TABLES = {"history": types.HistoryEntry, "writer_epochs": types.WriterEpoch}
@@ -69,10 +74,27 @@ def catalog() -> Iterator["psycopg.Connection[Any]"]:
         with psycopg.connect(dbname=DATABASE, autocommit=True) as conn:
             conn.execute("SET client_min_messages = warning")
             conn.execute("CREATE EXTENSION memtx CASCADE")
+            # the functions of the companion memtx_vector too, when pgvector allows it
+            if vector_missing(conn) is None:
+                conn.execute("CREATE EXTENSION memtx_vector CASCADE")
             yield conn
     finally:
         with psycopg.connect(autocommit=True) as admin:
             admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(DATABASE)))
+
+
+def vector_missing(conn: "psycopg.Connection[Any]") -> "str | None":
+    """Why memtx_vector cannot be installed here (None: it can)."""
+    available = conn.execute(
+        "SELECT 1 FROM pg_available_extensions WHERE name = 'vector' "
+        "AND string_to_array(split_part(default_version, '-', 1), '.')::int[] >= '{0,8,0}'").fetchall()
+    return None if available else (
+        "pgvector >= 0.8.0 is not installed; install it with apt install postgresql-15-pgvector "
+        "(the PostgreSQL project's apt repository) or bash scripts/deps.sh")
+
+
+def has_vector(conn: "psycopg.Connection[Any]") -> bool:
+    return conn.execute("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'memtx_vector'").fetchone() is not None
 
 
 def errcode_names() -> Dict[str, str]:
@@ -150,6 +172,8 @@ def check_signatures(conn: "psycopg.Connection[Any]", signatures: Dict[str, Dict
                      pending: Dict[str, List[str]]) -> List[str]:
     problems = []
     for function, args in signatures.items():
+        if function in VECTOR_FUNCTIONS and not has_vector(conn):
+            continue  # test_vector_functions_are_checked says so
         actual = arguments(conn, function)
         mine = [(name, TYPE_NAMES.get(t, t)) for name, t in args.items()]
         missing = [n for n, _ in mine[len(actual):]]
@@ -164,6 +188,19 @@ def test_python_signatures_are_the_catalogs(catalog: Any) -> None:
 
 def test_node_signatures_are_the_catalogs(catalog: Any, node_tables: Dict[str, Any]) -> None:
     assert check_signatures(catalog, node_tables["SIGNATURES"], node_tables["PENDING"]) == []
+
+
+def test_vector_functions_are_checked(catalog: Any) -> None:
+    """The clients' memtx_vector functions (embed, recall_similar) are checked above only
+    where memtx_vector is installed: without pgvector this test is skipped with the way to
+    install it, and under CI (env CI set) that is a failure."""
+    assert set(VECTOR_FUNCTIONS) <= set(SIGNATURES)
+    missing = vector_missing(catalog)
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    assert has_vector(catalog)
 
 
 def test_the_check_finds_a_disagreement(catalog: Any) -> None:
@@ -189,9 +226,11 @@ def test_enum_labels_are_pg_enums(catalog: Any, node_tables: Dict[str, Any]) -> 
 
 def test_result_columns_are_the_catalogs(catalog: Any, node_tables: Dict[str, Any]) -> None:
     for function, (row, node_shape) in SHAPES.items():
-        kind, columns = result_columns(catalog, function)
         mine = row.columns()
         assert mine == node_tables["COLUMNS"][node_shape], f"{function}: the clients differ"
+        if function in VECTOR_FUNCTIONS and not has_vector(catalog):
+            continue  # test_vector_functions_are_checked says so
+        kind, columns = result_columns(catalog, function)
         if kind == "out":
             assert mine == columns, function
         else:

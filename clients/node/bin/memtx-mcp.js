@@ -15,6 +15,13 @@
  * are the permission block of what its tools stage: without them records
  * are private to the role.
  *
+ * With MEMTX_EMBEDDINGS_URL and MEMTX_EMBEDDINGS_MODEL (an OpenAI-compatible
+ * /v1/embeddings endpoint; MEMTX_EMBEDDINGS_KEY and the other settings of
+ * src/embeddings.js are optional) it embeds what its tools store, under the
+ * memtx_vector model MEMTX_VECTOR_MODEL (default: MEMTX_EMBEDDINGS_MODEL),
+ * and memory_recall's `semantic` and search_nodes recall by meaning too.  A
+ * write whose embedding fails writes nothing and is a tool error.
+ *
  * The server stays up whatever the database does: when it cannot connect at
  * start (the database is down, a wrong password) or loses the connection
  * later (a restart), it says why on stderr, answers tool calls with an
@@ -34,8 +41,10 @@ import pg from 'pg';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 
 import { ResilientConnection } from '../src/connection.js';
+import { embeddingFromEnv } from '../src/embeddings.js';
 import { setupSearch } from '../src/kg.js';
 import { createServer } from '../src/mcp.js';
+import { embeddingText } from '../src/memory.js';
 
 const log = (/** @type {string} */ line) => console.error(line);
 
@@ -59,10 +68,27 @@ if (process.argv.includes('--setup-graph-search')) {
 const TOOL_MODULES = ['../src/kg.js'];
 const extraTools = [];
 const resources = [];
+// a module may say what text to embed for the records it writes (an embeddingText that
+// answers undefined for records not its own)
+/** @type {((entity: string, attribute: string, value: any) => string | undefined)[]} */
+const textOf = [];
 for (const module of TOOL_MODULES) {
   const loaded = await import(module);
   extraTools.push(...loaded.tools);
   resources.push(...(loaded.resources ?? []));
+  if (loaded.embeddingText) textOf.push(loaded.embeddingText);
+}
+
+/**
+ * The text embedded for a record: the first module's that claims it, else memtx's.
+ * @param {string} entity @param {string} attribute @param {any} value
+ */
+function textOfRecord(entity, attribute, value) {
+  for (const text of textOf) {
+    const t = text(entity, attribute, value);
+    if (t !== undefined) return t;
+  }
+  return embeddingText(entity, attribute, value);
 }
 
 /** A comma-separated list of role names from the environment, or undefined. @param {string} name */
@@ -78,7 +104,12 @@ let server;
 /** @type {import('../src/mcp.js').McpSession} */
 let session;
 try {
+  const embedding = embeddingFromEnv(process.env);
+  if (embedding) log(`memtx-mcp: embedding with ${embedding.description}`);
   ({ server, session } = createServer({
+    ...(embedding && {
+      embedder: embedding.embedder, embeddingModel: embedding.embeddingModel, embeddingText: textOfRecord,
+    }),
     db,
     namespace: process.env.MEMTX_NAMESPACE || 'default',
     extraTools,

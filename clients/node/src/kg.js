@@ -79,7 +79,7 @@ import { createHash } from 'node:crypto';
 import AjvModule from 'ajv';
 
 import { DatabaseUnavailable } from './connection.js';
-import { MemtxError } from './memory.js';
+import { MemtxError, NotFound, vectorText } from './memory.js';
 
 const PREFIX = 'kg:';
 const TYPE = 'entityType';
@@ -403,7 +403,7 @@ const CREATE_ENTITIES = `
   WITH tx AS MATERIALIZED (SELECT memtx.begin(namespace => $1::text) AS id),
   want AS MATERIALIZED (
     SELECT w.k, w.e ->> 'name' AS name, w.e ->> 'entity' AS entity, w.e -> 'type' AS type,
-           w.e -> 'observations' AS observations
+           w.e -> 'observations' AS observations, w.e ->> 'vector' AS vector
       FROM pg_catalog.jsonb_array_elements($2::jsonb) WITH ORDINALITY w(e, k)),
   known AS MATERIALIZED (
     SELECT DISTINCT w.k FROM tx, want w, memtx.read(tx.id, w.entity, 'entityType') r
@@ -418,7 +418,7 @@ const CREATE_ENTITIES = `
         FROM fresh f)) WITH ORDINALITY s(id, f)),
   said AS MATERIALIZED (
     SELECT pg_catalog.row_number() OVER (ORDER BY f.f, o.j) AS o, f.f, f.k, f.entity,
-           o.v ->> 'attribute' AS attribute, o.v -> 'content' AS content
+           o.v ->> 'attribute' AS attribute, o.v -> 'content' AS content, o.v ->> 'vector' AS vector
       FROM fresh f, pg_catalog.jsonb_array_elements(f.observations) WITH ORDINALITY o(v, j)),
   noted AS MATERIALIZED (
     SELECT s.id, s.o FROM tx, memtx.stage_many(tx.id, (
@@ -426,9 +426,10 @@ const CREATE_ENTITIES = `
                'entity', d.entity, 'attribute', d.attribute, 'value', d.content,
                'derived_from', pg_catalog.jsonb_build_array(t.id)) ORDER BY d.o), '[]')
         FROM said d JOIN typed t ON t.f = d.f)) WITH ORDINALITY s(id, o)),
+  /*embedded:typed t JOIN fresh f ON f.f = t.f:t.id:f.vector:noted n JOIN said d ON d.o = n.o:n.id:d.vector*/
   verdict AS MATERIALIZED (
     SELECT c.record_id, c.state FROM tx,
-           LATERAL (SELECT (SELECT count(*) FROM typed) + (SELECT count(*) FROM noted) AS n) staged,
+           LATERAL (SELECT (SELECT count(*) FROM typed) + (SELECT count(*) FROM noted) /*+embedded*/ AS n) staged,
            LATERAL memtx.commit(CASE WHEN staged.n >= 0 THEN tx.id END) c)
   SELECT (SELECT coalesce(pg_catalog.jsonb_object_agg(v.record_id, memtx.is_active(v.state)), '{}')
             FROM verdict v) AS admitted,
@@ -447,7 +448,7 @@ const CREATE_RELATIONS = `
   WITH tx AS MATERIALIZED (SELECT memtx.begin(namespace => $1::text) AS id),
   rel AS MATERIALIZED (
     SELECT l.k, l.e ->> 'entity' AS entity, l.e ->> 'attribute' AS attribute, l.e -> 'value' AS value,
-           ARRAY[l.e -> 'value' ->> 'from', l.e -> 'value' ->> 'to'] AS ends
+           l.e ->> 'vector' AS vector, ARRAY[l.e -> 'value' ->> 'from', l.e -> 'value' ->> 'to'] AS ends
       FROM pg_catalog.jsonb_array_elements($2::jsonb) WITH ORDINALITY l(e, k)),
   parent AS MATERIALIZED (
     SELECT n.name, r.id FROM tx, (SELECT DISTINCT pg_catalog.unnest(l.ends) AS name FROM rel l) n,
@@ -464,9 +465,10 @@ const CREATE_RELATIONS = `
                'derived_from', (SELECT coalesce(pg_catalog.jsonb_agg(DISTINCT p.id), '[]') FROM parent p
                                  WHERE p.name = ANY (f.ends))) ORDER BY f.f), '[]')
         FROM fresh f)) WITH ORDINALITY s(id, f)),
+  /*embedded:made m JOIN fresh f ON f.f = m.f:m.id:f.vector*/
   verdict AS MATERIALIZED (
     SELECT c.record_id, c.state FROM tx,
-           LATERAL (SELECT count(*) AS n FROM made) staged,
+           LATERAL (SELECT count(*) /*+embedded*/ AS n FROM made) staged,
            LATERAL memtx.commit(CASE WHEN staged.n >= 0 THEN tx.id END) c)
   SELECT (SELECT coalesce(pg_catalog.jsonb_object_agg(v.record_id, memtx.is_active(v.state)), '{}')
             FROM verdict v) AS admitted,
@@ -497,7 +499,7 @@ const ADD_OBSERVATIONS = `
     SELECT i.name FROM item i WHERE i.entity NOT IN (SELECT p.entity FROM parents p) ORDER BY i.k LIMIT 1),
   said AS MATERIALIZED (
     SELECT pg_catalog.row_number() OVER (ORDER BY i.k, a.j) AS o, i.k, i.entity,
-           a.v ->> 'attribute' AS attribute, a.v -> 'content' AS content
+           a.v ->> 'attribute' AS attribute, a.v -> 'content' AS content, a.v ->> 'vector' AS vector
       FROM item i, pg_catalog.jsonb_array_elements(i.adds) WITH ORDINALITY a(v, j)
      WHERE NOT EXISTS (SELECT FROM seen s WHERE s.entity = i.entity
                           AND pg_catalog.starts_with(s.attribute, 'observation:') AND s.value = a.v -> 'content')),
@@ -508,8 +510,9 @@ const ADD_OBSERVATIONS = `
                ORDER BY d.o), '[]')
         FROM said d JOIN parents p ON p.entity = d.entity
        WHERE NOT EXISTS (SELECT FROM missing))) WITH ORDINALITY s(id, o)),
+  /*embedded:noted n JOIN said d ON d.o = n.o:n.id:d.vector*/
   verdict AS MATERIALIZED (
-    SELECT CASE WHEN (SELECT count(*) FROM noted) >= 0 AND NOT EXISTS (SELECT FROM missing)
+    SELECT CASE WHEN (SELECT count(*) FROM noted) /*+embedded*/ >= 0 AND NOT EXISTS (SELECT FROM missing)
                 THEN (SELECT coalesce(pg_catalog.jsonb_object_agg(c.record_id, memtx.is_active(c.state)), '{}')
                         FROM memtx.commit(tx.id) c)
                 ELSE (SELECT '{}'::jsonb FROM (SELECT count(*) FROM memtx.abort(tx.id)) a) END AS admitted
@@ -624,7 +627,9 @@ const TOOLS = [
         name: e.name, entity: entityOf(e.name), type: e.entityType,
         observations: [...new Set(e.observations)].map((content) => ({ attribute: observationSlot(content), content })),
       }));
-      const [row] = await statement(ctx, CREATE_ENTITIES, [ctx.memory.namespace, JSON.stringify(want), block(ctx)]);
+      const [row] = await graphWrite(ctx, CREATE_ENTITIES, want, (items) => items.flatMap((e) => [
+        [e, embeddingText(e.entity, TYPE, e.type)],
+        ...e.observations.map((/** @type {any} */ o) => [o, embeddingText(e.entity, o.attribute, o.content)])]));
       const admitted = (/** @type {number} */ id) => row.admitted[id] === true;
       const created = /** @type {[number, number][]} */ (row.entities).filter(([, id]) => admitted(id)).map(([k]) => ({
         name: want[k - 1].name, entityType: want[k - 1].type,
@@ -647,7 +652,8 @@ const TOOLS = [
       const want = firstOf(/** @type {Relation[]} */ (relations)
         .map((r) => ({ from: r.from, to: r.to, relationType: r.relationType })), relationKey);
       const input = want.map((r) => ({ entity: entityOf(r.from), attribute: relationSlot(r), value: r }));
-      const [row] = await statement(ctx, CREATE_RELATIONS, [ctx.memory.namespace, JSON.stringify(input), block(ctx)]);
+      const [row] = await graphWrite(ctx, CREATE_RELATIONS, input,
+        (items) => items.map((r) => [r, embeddingText(r.entity, r.attribute, r.value)]));
       const created = /** @type {[number, number][]} */ (row.made)
         .filter(([, id]) => row.admitted[id] === true).map(([k]) => want[k - 1]);
       return result(created, { relations: created });
@@ -687,7 +693,8 @@ const TOOLS = [
           return true;
         }).map((content) => ({ attribute: observationSlot(content), content })),
       }));
-      const [row] = await statement(ctx, ADD_OBSERVATIONS, [ctx.memory.namespace, JSON.stringify(input), block(ctx)]);
+      const [row] = await graphWrite(ctx, ADD_OBSERVATIONS, input, (items) => items.flatMap((o) => o.adds
+        .map((/** @type {any} */ a) => [a, embeddingText(o.entity, a.attribute, a.content)])));
       if (row.missing !== null) throw new GraphError(`Entity with name ${row.missing} not found`);
       const added = /** @type {[number, string, number][]} */ (row.added).filter(([, , id]) => row.admitted[id] === true);
       const results = items.map((o, i) => ({
@@ -790,9 +797,10 @@ const TOOLS = [
     async run({ query }, ctx) {
       // the database finds the candidates; the match is the reference's own
       const q = String(query).toLowerCase();
-      const snap = new Snapshot(await nodeRecords(ctx, { query: String(query) }));
+      const near = await nearEntities(ctx, String(query));
+      const snap = new Snapshot(await nodeRecords(ctx, { query: String(query), ...(near.size && { names: [...near] }) }));
       const graph = subgraph(snap.graph(),
-        (e) => [e.name, e.entityType, ...e.observations].some((s) => s.toLowerCase().includes(q)));
+        (e) => near.has(e.name) || [e.name, e.entityType, ...e.observations].some((s) => s.toLowerCase().includes(q)));
       return result(graph, { ...graph });
     },
   },
@@ -870,3 +878,152 @@ export const resources = [{
     return JSON.stringify(await readGraph(ctx), null, 2);
   },
 }];
+
+// ------------------------------------------------------------ by meaning
+
+/** How many records nearest to a search_nodes query may bring their entities in... */
+const NEAREST = 10;
+/**
+ * ...those within this distance of it under the model's metric: for cosine
+ * (the distance memtx-mcp's models are meant to have), a similarity of at
+ * least 0.5.  Nearest alone would bring in every entity of a small graph.
+ */
+const NEAR_DISTANCE = 0.5;
+
+/**
+ * The names of the entities of the $4 graph records nearest to $2 (a
+ * vector, as text) under model $3 that are within distance $5 of it, in one
+ * statement: a memtx transaction of its own begun, memtx.recall_similar
+ * (only what it may see), committed empty (commit's argument waits for the
+ * recalled rows).
+ */
+const NEAR_SQL = `
+  WITH tx AS MATERIALIZED (SELECT memtx.begin(namespace => $1::text) AS id),
+  near AS MATERIALIZED (
+    SELECT v.entity, v.distance FROM tx, memtx.recall_similar(tx => tx.id, embedding => $2, model => $3::text, k => $4::integer,
+                                                   entity_prefix => 'kg:', valid_at => memtx.now()) v),
+  closed AS MATERIALIZED (
+    SELECT count(*) AS n FROM tx, LATERAL (SELECT count(*) AS n FROM near) seen,
+           LATERAL memtx.commit(CASE WHEN seen.n >= 0 THEN tx.id END) c)
+  SELECT coalesce((SELECT pg_catalog.array_agg(DISTINCT pg_catalog.substr(n.entity, 4)) FROM near n
+                     WHERE n.distance <= $5::real), '{}') AS names
+    FROM closed`;
+
+/**
+ * With an embedder (memtx-mcp's MEMTX_EMBEDDINGS_URL), search_nodes also
+ * finds by meaning: the entities of the NEAREST graph records (entity
+ * types, observations, relations: every fact is embedded as it is staged)
+ * nearest to the query and within NEAR_DISTANCE of it, as a memtx
+ * transaction of its own sees them (memtx.recall_similar, SPEC §19): one
+ * request to the endpoint and one statement.  Without an embedder, none.
+ * @param {import('./mcp.js').ToolContext} ctx @param {string} query
+ * @returns {Promise<Set<string>>}
+ */
+async function nearEntities(ctx, query) {
+  const m = ctx.memory;
+  if (!m.embedder || query.trim() === '') return new Set();
+  const [vector] = await m.embedTexts([query]);
+  await vectorType(ctx);
+  const [row] = await statement(ctx, NEAR_SQL, [m.namespace, vectorText('embedding', vector), m.embeddingModel, NEAREST, NEAR_DISTANCE])
+    .catch((err) => { throw modelMissing(err, m.embeddingModel); });
+  return new Set(/** @type {string[]} */ (row.names));
+}
+
+/**
+ * memtx_vector's "embedding model does not exist" (42704) with the call that
+ * registers it in the message: the graph tools report messages only.
+ * @param {unknown} err @param {string | null} model
+ */
+function modelMissing(err, model) {
+  if (!(err instanceof MemtxError && err.sqlstate === '42704' && /embedding model/.test(err.message))) return err;
+  return new NotFound(`${err.message}: a harness registers it once with `
+    + `SELECT memtx.register_embedding_model('${model}', <its dimensions>)`, { sqlstate: '42704', cause: err });
+}
+
+/** pgvector's type as memtx.embed names it (qualified unless on the search path), by connection (asked once). */
+const vectorTypes = new WeakMap();
+
+/**
+ * The name of pgvector's type to cast a vector's text to; NotFound when
+ * memtx_vector is not installed.
+ * @param {import('./mcp.js').ToolContext} ctx
+ * @returns {Promise<string>}
+ */
+async function vectorType(ctx) {
+  const { db } = ctx.memory;
+  if (!vectorTypes.has(db)) {
+    vectorTypes.set(db, statement(ctx, `SELECT pg_catalog.format_type(p.proargtypes[2], NULL) AS type
+      FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+     WHERE n.nspname = 'memtx' AND p.proname = 'embed' AND p.pronargs = 3`, []).then(([row]) => row?.type ?? null, (err) => { vectorTypes.delete(db); throw err; }));
+  }
+  const type = await vectorTypes.get(db);
+  if (!type) {
+    vectorTypes.delete(db);
+    throw new NotFound('memtx_vector is not installed in this database: memtx-mcp embeds the graph with it',
+      { sqlstate: '42883', hint: 'A superuser runs CREATE EXTENSION memtx_vector CASCADE (pgvector 0.8.0 or later).' });
+  }
+  return type;
+}
+
+/**
+ * A graph write's statement as run: without an embedder, `text` itself;
+ * with one, its marker `/*embedded:FROM:ID:VECTOR...*\/` (one or more
+ * triples: the staged rows, the record id, the vector's text) becomes the
+ * CTE `embedded`, memtx.embed of each staged record that has a vector under
+ * the model ($4), and `/*+embedded*\/` adds its count to what commit waits
+ * for: the records and their embeddings are written together or not at all.
+ * @param {string} text @param {string | null} type pgvector's type (null: no embedder)
+ */
+function embeddedSql(text, type) {
+  if (!type) return text;
+  return text.replace(/\/\*embedded:(.*?)\*\//, (_, spec) => {
+    const parts = spec.split(':');
+    const selects = [];
+    for (let i = 0; i < parts.length; i += 3) {
+      const [from, id, vector] = parts.slice(i, i + 3);
+      selects.push(`SELECT 1 FROM ${from}, LATERAL memtx.embed(${id}, $4::text, ${vector}::${type}) e WHERE ${vector} IS NOT NULL`);
+    }
+    return `embedded AS MATERIALIZED (${selects.join(' UNION ALL ')}),`;
+  }).replace('/*+embedded*/', '+ (SELECT count(*) FROM embedded)');
+}
+
+/**
+ * Runs a graph write (CREATE_ENTITIES, CREATE_RELATIONS, ADD_OBSERVATIONS)
+ * on its input; with an embedder, each item `texts` names (the text of what
+ * it stages) gets its `vector` first -- one request to the endpoint, before
+ * anything is written: a failure writes nothing -- and the statement embeds
+ * what it stages.
+ * @param {import('./mcp.js').ToolContext} ctx @param {string} text
+ * @param {Record<string, any>[]} input
+ * @param {(input: Record<string, any>[]) => [Record<string, any>, string | undefined][]} texts
+ */
+async function graphWrite(ctx, text, input, texts) {
+  const m = ctx.memory;
+  if (!m.embedder) return statement(ctx, text, [m.namespace, JSON.stringify(input), block(ctx)]);
+  const type = await vectorType(ctx);
+  const wanted = /** @type {[Record<string, any>, string][]} */ (texts(input).filter(([, t]) => t !== undefined));
+  const vectors = wanted.length ? await m.embedTexts(wanted.map(([, t]) => t)) : [];
+  wanted.forEach(([item], i) => { item.vector = vectorText('embedding', vectors[i]); });
+  return statement(ctx, embeddedSql(text, type), [m.namespace, JSON.stringify(input), block(ctx), m.embeddingModel])
+    .catch((err) => { throw modelMissing(err, m.embeddingModel); });
+}
+
+/**
+ * The text memtx-mcp embeds for a record of the graph (undefined for any
+ * other record): an entity as "name (type)", an observation as "name:
+ * content", a relation as "from relationType to" -- the words of the fact,
+ * not the digests of its slot.
+ * @param {string} entity @param {string} attribute @param {unknown} value
+ * @returns {string | undefined}
+ */
+export function embeddingText(entity, attribute, value) {
+  if (!entity.startsWith(PREFIX)) return undefined;
+  const name = entity.slice(PREFIX.length);
+  if (attribute === TYPE) return `${name} (${String(value)})`;
+  if (attribute.startsWith(OBSERVATION)) return `${name}: ${String(value)}`;
+  if (attribute.startsWith(RELATION) && value && typeof value === 'object') {
+    const r = /** @type {Record<string, unknown>} */ (value);
+    return `${String(r.from)} ${String(r.relationType)} ${String(r.to)}`;
+  }
+  return undefined;
+}

@@ -87,7 +87,7 @@ import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
 import { DatabaseUnavailable } from './connection.js';
-import { COLUMNS, ENUMS, fencedTransaction, Memory, MemtxError, NoTransaction } from './memory.js';
+import { COLUMNS, EmbeddingError, ENUMS, fencedTransaction, Memory, MemtxError, NoTransaction } from './memory.js';
 
 /**
  * @typedef {object} ToolSpec an MCP tool definition
@@ -161,7 +161,9 @@ const RECORD = object({
   confidence: NUMBER, owner: TEXT, readers: ROLES, writers: ROLES, scope: { type: 'string', enum: ENUMS['memtx.scope'] },
   valid: TEXT, observed_at: nullable(TEXT), reason: nullable(TEXT),
 });
-const RECALLED = object({ record_id: ID, entity: TEXT, attribute: TEXT, value: ANY, rank: NUMBER });
+// a semantic recall's rows also have the distance (null for a row only the words found)
+const RECALLED = object({ record_id: ID, entity: TEXT, attribute: TEXT, value: ANY, rank: NUMBER, distance: nullable(NUMBER) },
+  ['distance']);
 const VERDICT = object({ record_id: ID, state: STATE, reason: nullable(TEXT) });
 const REPAIR = object({ id: ID, root_id: ID, record_id: ID, kind: TEXT, action: TEXT, reason: TEXT, note: nullable(TEXT) });
 const OUTCOME = object({ record_id: ID, tx_id: ID, state: STATE, reason: nullable(TEXT), tx_status: TEXT });
@@ -172,7 +174,7 @@ const DECISION = {
 const FAILURE = object({
   ok: { const: false },
   error: object({
-    type: { type: 'string', enum: ['invalid_arguments', 'memtx', 'unavailable'] }, message: TEXT,
+    type: { type: 'string', enum: ['invalid_arguments', 'memtx', 'unavailable', 'embeddings'] }, message: TEXT,
     sqlstate: nullable(TEXT), detail: nullable(TEXT), hint: nullable(TEXT),
   }, ['sqlstate', 'detail', 'hint']),
 });
@@ -286,6 +288,18 @@ function describeTool(spec, reversible) {
 }
 
 /**
+ * A tool definition without memory_recall's `semantic` argument (a server
+ * with no embedding model does not offer recall by meaning).
+ * @param {ToolSpec} spec
+ * @returns {ToolSpec}
+ */
+function withoutSemantic(spec) {
+  if (spec.name !== 'memory_recall' || !spec.inputSchema?.properties?.semantic) return spec;
+  const { semantic, ...properties } = spec.inputSchema.properties;
+  return { ...spec, inputSchema: { ...spec.inputSchema, properties } };
+}
+
+/**
  * A memtx session serving MCP tool calls: the current transaction, the
  * tool registry, the dispatch.  Independent of the transport (tests and
  * other servers can call `callTool` directly).
@@ -363,7 +377,7 @@ export class McpSession {
    * @returns {Promise<ToolSpec[]>}
    */
   async listTools() {
-    const specs = await this.readSpecs();
+    const specs = (await this.readSpecs()).map((s) => (this.memory.embedder ? s : withoutSemantic(s)));
     const rows = await this.memory._query('SELECT name, reversible FROM memtx.tools', []);
     const reversible = new Map(rows.map((r) => [r.name, r.reversible]));
     return [
@@ -402,6 +416,8 @@ export class McpSession {
     } catch (err) {
       if (err instanceof InvalidArguments) {
         content = { ok: false, error: { type: 'invalid_arguments', message: err.message } };
+      } else if (err instanceof EmbeddingError) {
+        content = { ok: false, error: { type: 'embeddings', message: err.message } };
       } else if (err instanceof MemtxError && !(err instanceof NoTransaction)) {
         content = { ok: false, error: { type: 'memtx', ...err.toJSON() } };
       } else if (err instanceof DatabaseUnavailable) {
@@ -474,7 +490,7 @@ export class McpSession {
     if (tool.fn === 'stage') Object.assign(call, this.memory._withDefaults(call));
     let rows;
     try {
-      rows = await this.memory.call(tool.fn, call, tool.columns ? COLUMNS[tool.columns] : null);
+      rows = await this.runCall(tool, call);
     } catch (err) {
       if (tool.tx) this.forgetOn(err, call.tx, recommit);
       throw err;
@@ -485,6 +501,33 @@ export class McpSession {
     if (!tool.columns) return { [tool.field]: Number(Object.values(rows[0])[0]) };
     if (tool.fn === 'outcome') return { [tool.field]: rows[0] ?? null };
     return { [tool.field]: rows };
+  }
+
+  /**
+   * The memtx call of a memory tool.  With an embedder, memory_stage embeds
+   * the record in the same statement (Memory.stage) and memory_recall with
+   * `semantic` recalls by meaning and words (Memory.recallSimilar, SPEC
+   * §19); `semantic` without an embedder is refused, as the tool list of
+   * such a server does not offer it.
+   * @param {MemoryTool} tool @param {Record<string, any>} call
+   * @returns {Promise<Record<string, any>[]>}
+   */
+  async runCall(tool, call) {
+    if (tool.fn === 'recall') {
+      const { semantic, ...args } = call;
+      if (!semantic) return this.memory.call('recall', args, COLUMNS.recalled);
+      if (!this.memory.embedder) {
+        throw new InvalidArguments('argument semantic: this server has no embedding model (memtx-mcp embeds '
+          + 'through MEMTX_EMBEDDINGS_URL and MEMTX_EMBEDDINGS_MODEL); recall without it');
+      }
+      const { tx, query, ...options } = args;
+      return this.memory.recallSimilar(query, options);
+    }
+    if (tool.fn === 'stage' && this.memory.embedder) {
+      const { tx, entity, attribute, value, ...options } = call;
+      return [{ stage: await this.memory.stage(entity, attribute, value, options) }];
+    }
+    return this.memory.call(tool.fn, call, tool.columns ? COLUMNS[tool.columns] : null);
   }
 
   /**
@@ -552,16 +595,21 @@ export class McpSession {
 /**
  * An MCP server (not yet connected to a transport) serving memtx for the
  * role `db` is connected as.  `scope`, `readers` and `writers` are the
- * permission block of what its tools stage (Memory's options).
+ * permission block of what its tools stage (Memory's options).  With an
+ * `embedder` (and the memtx_vector `embeddingModel` it stores under), what
+ * the tools stage is embedded and memory_recall offers `semantic`.
  * @param {{ db: import('./memory.js').Queryable, namespace?: string, extraTools?: ExtraTool[],
  *           resources?: Resource[], executors?: Record<string, Executor>, name?: string, version?: string,
- *           scope?: 'private' | 'shared' | 'public', readers?: string[], writers?: string[] }} options
+ *           scope?: 'private' | 'shared' | 'public', readers?: string[], writers?: string[],
+ *           embedder?: import('./memory.js').Embedder, embeddingModel?: string,
+ *           embeddingText?: (entity: string, attribute: string, value: any) => string }} options
  * @returns {{ server: Server, session: McpSession }}
  */
 export function createServer({ db, namespace = 'default', extraTools = [], resources = [], executors = {},
-  name = 'memtx', version = '0.3.0', scope, readers, writers }) {
+  name = 'memtx', version = '0.3.0', scope, readers, writers, embedder, embeddingModel, embeddingText }) {
   // tools/call answers only listed tools, so act on them without the unregistered-tool warning
-  const memory = new Memory(db, { namespace, scope, readers, writers, allowUnregisteredTools: true });
+  const memory = new Memory(db, { namespace, scope, readers, writers, allowUnregisteredTools: true, embedder,
+    embeddingModel, ...(embeddingText && { embeddingText }) });
   /** @type {Server} */
   let server;
   const notify = (/** @type {string} */ uri) => { server.sendResourceUpdated({ uri }).catch(() => {}); };

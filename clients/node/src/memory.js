@@ -68,6 +68,22 @@
  */
 
 /**
+ * @typedef {object} Similar one match of `recallSimilar` (SPEC §19)
+ * @property {number} record_id
+ * @property {string} entity
+ * @property {string} attribute
+ * @property {JsonValue} value
+ * @property {number | null} distance the model's distance to the query's embedding (null: found by words only)
+ * @property {number} rank 1/(60 + position), summed over the rankings that found the record
+ */
+
+/**
+ * Turns texts into embeddings, one vector per text, in order (what
+ * LangGraph's stores call `embed`); it may be async.
+ * @typedef {(texts: string[]) => Promise<number[][]> | number[][]} Embedder
+ */
+
+/**
  * @typedef {object} CommitResult what the commit pipeline decided for one staged record
  * @property {number} record_id
  * @property {string} state
@@ -183,7 +199,16 @@ export const SIGNATURES = Object.freeze({
   unfence: { role: 'text' },
   erase: { record: 'bigint', note: 'text' },
   tool_specs: { format: 'text' },
+  // memtx_vector (SPEC §19): there when that companion extension is installed
+  embed: { record: 'bigint', model: 'text', embedding: 'vector' },
+  recall_similar: {
+    tx: 'bigint', embedding: 'vector', model: 'text', k: 'integer', entity_prefix: 'text', query: 'text',
+    valid_at: 'timestamptz',
+  },
 });
+
+/** The functions of the companion extension memtx_vector, not of memtx itself. */
+export const VECTOR_FUNCTIONS = Object.freeze(['embed', 'recall_similar']);
 
 /**
  * Trailing arguments SPEC.md gives a function that a server may not have yet
@@ -214,6 +239,7 @@ export const COLUMNS = Object.freeze({
     'authority', 'confidence', 'owner', 'readers', 'writers', 'scope', 'valid', 'observed_at',
     'reason'],
   recalled: ['record_id', 'entity', 'attribute', 'value', 'rank'],
+  similar: ['record_id', 'entity', 'attribute', 'value', 'distance', 'rank'],
   commit: ['record_id', 'state', 'reason'],
   repair: ['id', 'root_id', 'record_id', 'kind', 'action', 'reason', 'note'],
   gate: ['allowed', 'reason', 'blockers'],
@@ -269,6 +295,11 @@ export class LimitExceeded extends MemtxError {}
 export class Retryable extends MemtxError {}
 /** The call needs a memtx transaction and the session has none (begin one first). */
 export class NoTransaction extends MemtxError {}
+/**
+ * Embedding failed: the embedder threw (its error is the cause), or answered
+ * other than one vector of finite numbers per text.  Nothing was written.
+ */
+export class EmbeddingError extends MemtxError {}
 
 /** @type {Record<string, typeof MemtxError>} */
 const BY_CODE = { '42501': PermissionDenied, '42704': NotFound, '42883': NotFound, '0A000': InvalidState };
@@ -354,6 +385,24 @@ function jsonText(name, value) {
 }
 
 /**
+ * The text form of a vector argument ('[1,0.5,-2]'); a TypeError naming the
+ * argument unless it is an array (or typed array) of finite numbers.
+ * @param {string} name @param {unknown} value
+ */
+export function vectorText(name, value) {
+  if (!(Array.isArray(value) || ArrayBuffer.isView(value)) || ArrayBuffer.isView(value) && !('length' in value)) {
+    throw new TypeError(`${name} must be an array of numbers`);
+  }
+  const numbers = Array.from(/** @type {ArrayLike<unknown>} */ (value));
+  numbers.forEach((x, i) => {
+    if (typeof x !== 'number' || !Number.isFinite(x)) {
+      throw new TypeError(`${name}[${i}] must be a finite number, not ${JSON.stringify(x) ?? String(x)}`);
+    }
+  });
+  return `[${numbers.join(',')}]`;
+}
+
+/**
  * InvalidArgument (22P02, as the server would say) naming the argument and
  * listing the labels, unless value is a label of the enum type.
  * @param {string} name @param {string} type @param {unknown} value
@@ -383,8 +432,11 @@ export function callSql(fn, args, columns = null) {
   const unknown = names.filter((name) => !(name in types));
   if (unknown.length) throw new TypeError(`memtx.${fn} has no argument ${unknown.sort().join(', ')}`);
   for (const name of names) checkLabel(name, types[name], args[name]);
-  const params = names.map((name, i) => `${name} => $${i + 1}::${types[name]}`);
-  const values = names.map((name) => (types[name] === 'jsonb' ? jsonText(name, args[name]) : args[name]));
+  // a vector goes as text with no cast: the function's declared type reads it, wherever
+  // pgvector's schema is (memtx_vector's functions name the type, the caller's path need not)
+  const params = names.map((name, i) => `${name} => $${i + 1}${types[name] === 'vector' ? '' : `::${types[name]}`}`);
+  const values = names.map((name) => (types[name] === 'jsonb' ? jsonText(name, args[name])
+    : types[name] === 'vector' ? vectorText(name, args[name]) : args[name]));
   const cols = columns === null ? '*'
     : columns.map((c) => (c === 'valid' ? 'valid::text AS valid' : `"${c}"`)).join(', ');
   return [`SELECT ${cols} FROM memtx.${fn}(${params.join(', ')})`, values];
@@ -410,7 +462,97 @@ function decode(row) {
  * @property {string[]} [writers] the default writers (roles) of what it stages and proposes
  * @property {boolean} [allowUnregisteredTools] act on tools memtx.register_tool never
  *   registered without a warning (memtx treats them as irreversible)
+ * @property {Embedder | LangChainEmbeddings} [embedder] embeds what the session stages and
+ *   proposes (in the same statement as the write) and the queries of recallSimilar
+ * @property {string} [embeddingModel] the memtx_vector model its embeddings are stored
+ *   under (registered by a harness with memtx.register_embedding_model); needed with embedder
+ * @property {(entity: string, attribute: string, value: JsonValue) => string} [embeddingText]
+ *   the text of a record that is embedded (default: embeddingText)
  */
+
+/**
+ * An embeddings object of LangChain's shape (what LangGraph's stores accept as `embed`).
+ * @typedef {{ embedDocuments: (texts: string[]) => Promise<number[][]>,
+ *             embedQuery?: (text: string) => Promise<number[]> }} LangChainEmbeddings
+ */
+
+/**
+ * The text embedded for a record: its entity, its attribute and its value (a
+ * JSON string's text, any other value's JSON text), separated by spaces --
+ * the words memtx.recall indexes.  The Python client makes the same text.
+ * @param {string} entity @param {string} attribute @param {JsonValue} value
+ */
+export function embeddingText(entity, attribute, value) {
+  return `${entity} ${attribute} ${typeof value === 'string' ? value : JSON.stringify(value)}`;
+}
+
+/**
+ * The two uses of an embedder, a function of texts or a LangChain
+ * embeddings object: documents (one vector per text) and a query.  Each
+ * checks the answer (one vector of finite numbers per text, of `dims`
+ * numbers when given) and reports any failure as an EmbeddingError whose
+ * cause is the embedder's own error.
+ * @param {Embedder | LangChainEmbeddings} embed @param {string} name what to call it in errors
+ * @param {number} [dims]
+ */
+export function embeddingFunctions(embed, name, dims) {
+  const isObject = typeof embed === 'object' && embed !== null && typeof embed.embedDocuments === 'function';
+  if (typeof embed !== 'function' && !isObject) {
+    throw new TypeError(`${name} must be a function of texts to vectors, or an object with embedDocuments`);
+  }
+  /** @param {() => unknown} call @param {number} count */
+  const run = async (call, count) => {
+    let vectors;
+    try {
+      vectors = await call();
+    } catch (err) {
+      throw new EmbeddingError(`${name} failed: ${/** @type {Error} */ (err)?.message ?? err}`, { cause: err });
+    }
+    return checkVectors(vectors, count, name, dims);
+  };
+  const documents = isObject
+    ? (/** @type {string[]} */ texts) => run(() => /** @type {LangChainEmbeddings} */ (embed).embedDocuments(texts), texts.length)
+    : (/** @type {string[]} */ texts) => run(() => /** @type {Embedder} */ (embed)(texts), texts.length);
+  const query = isObject && typeof embed.embedQuery === 'function'
+    ? async (/** @type {string} */ text) => (await run(async () => [await /** @type {any} */ (embed).embedQuery(text)], 1))[0]
+    : async (/** @type {string} */ text) => (await documents([text]))[0];
+  return { documents, query };
+}
+
+/**
+ * The vectors an embedder answered, checked: an array of `count` arrays of
+ * finite numbers (of `dims` numbers, when given); EmbeddingError otherwise.
+ * @param {unknown} vectors @param {number} count @param {string} name @param {number} [dims]
+ * @returns {number[][]}
+ */
+export function checkVectors(vectors, count, name, dims) {
+  if (!Array.isArray(vectors) || vectors.length !== count) {
+    const got = Array.isArray(vectors) ? `${vectors.length} vectors` : JSON.stringify(vectors)?.slice(0, 80) ?? String(vectors);
+    throw new EmbeddingError(`${name} answered ${got} for ${count} text${count === 1 ? '' : 's'}`);
+  }
+  return vectors.map((v, i) => {
+    if (!(Array.isArray(v) || ArrayBuffer.isView(v))) throw new EmbeddingError(`${name}: vector ${i} is not an array of numbers`);
+    const numbers = Array.from(/** @type {ArrayLike<unknown>} */ (v));
+    if (!numbers.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+      throw new EmbeddingError(`${name}: vector ${i} has a value that is not a finite number`);
+    }
+    if (dims !== undefined && numbers.length !== dims) {
+      throw new EmbeddingError(`${name}: vector ${i} has ${numbers.length} dimensions, not ${dims}`);
+    }
+    return /** @type {number[]} */ (numbers);
+  });
+}
+
+/**
+ * A missing memtx_vector (its functions unknown, 42883) said as such.
+ * @param {unknown} err
+ */
+function vectorMissing(err) {
+  if (!(err instanceof MemtxError) || err.sqlstate !== '42883' || !/memtx\.(embed|recall_similar)\(/.test(err.message)) return err;
+  return new NotFound('memtx_vector is not installed in this database', {
+    sqlstate: '42883', hint: 'A superuser runs CREATE EXTENSION memtx_vector CASCADE (pgvector 0.8.0 or later).', cause: err,
+  });
+}
 
 /** An agent's memory session in one namespace, over one pg queryable. */
 export class Memory {
@@ -422,7 +564,8 @@ export class Memory {
    * @param {Queryable} db
    * @param {MemoryOptions} [options]
    */
-  constructor(db, { namespace = 'default', tx = null, scope, readers, writers, allowUnregisteredTools = false } = {}) {
+  constructor(db, { namespace = 'default', tx = null, scope, readers, writers, allowUnregisteredTools = false,
+    embedder, embeddingModel, embeddingText: textOf = embeddingText } = {}) {
     this.db = db;
     this.namespace = namespace;
     if (scope !== undefined) checkLabel('scope', 'memtx.scope', scope);
@@ -440,6 +583,14 @@ export class Memory {
     this.lastCommit = [];
     /** @type {Set<string>} tool names found in memtx.tools */
     this._registered = new Set();
+    if (embedder !== undefined && typeof embeddingModel !== 'string') {
+      throw new TypeError('an embedder needs embeddingModel: the memtx_vector model its vectors are stored under');
+    }
+    /** what embeds the session's writes and queries (none: they are not embedded) */
+    this.embedder = embedder ?? null;
+    this.embeddingModel = embeddingModel ?? null;
+    this.embeddingText = textOf;
+    this._embed = embedder === undefined ? null : embeddingFunctions(embedder, 'the embedder');
   }
 
   /**
@@ -464,7 +615,8 @@ export class Memory {
    */
   sibling() {
     return new Memory(this.db, { namespace: this.namespace, ...this.defaults,
-      allowUnregisteredTools: this.allowUnregisteredTools });
+      allowUnregisteredTools: this.allowUnregisteredTools, embedder: this.embedder ?? undefined,
+      embeddingModel: this.embeddingModel ?? undefined, embeddingText: this.embeddingText });
   }
 
   /**
@@ -664,7 +816,10 @@ export class Memory {
   // --------------------------------------------------------------- writes
 
   /**
-   * Stage a tentative record (value: any JSON value); returns its id.
+   * Stage a tentative record (value: any JSON value); returns its id.  With
+   * an embedder, the record's text (embeddingText) is embedded first and the
+   * vector attached in the same statement as the stage: when either fails,
+   * nothing is written.
    * @param {string} entity
    * @param {string} attribute
    * @param {JsonValue} value
@@ -672,7 +827,9 @@ export class Memory {
    * @returns {Promise<number>}
    */
   async stage(entity, attribute, value, options = {}) {
-    return Number(await this._scalar('stage', { ...this._withDefaults(options), tx: this.tx, entity, attribute, value }));
+    const args = { ...this._withDefaults(options), tx: this.tx, entity, attribute, value };
+    if (!this._embed) return Number(await this._scalar('stage', args));
+    return Number((await this._writeEmbedded('stage', args, null, 'stage'))[0].stage);
   }
 
   /**
@@ -681,7 +838,8 @@ export class Memory {
    * as for `stage`.  A stale expected_head is a result (state quarantined,
    * reason stale_head), not an error.  After a lost reply, call again with the
    * same proposal and content: the stored result comes back and nothing is
-   * written (other content under the id rejects with Conflict, 23505).
+   * written (other content under the id rejects with Conflict, 23505).  With
+   * an embedder, the record is embedded in the same statement, as for `stage`.
    * @param {string} entity
    * @param {string} attribute
    * @param {JsonValue} value
@@ -689,8 +847,9 @@ export class Memory {
    * @returns {Promise<ProposeResult>}
    */
   async propose(entity, attribute, value, options = {}) {
-    const [row] = await this.call('propose',
-      { ...this._withDefaults(options), namespace: this.namespace, entity, attribute, value }, COLUMNS.propose);
+    const args = { ...this._withDefaults(options), namespace: this.namespace, entity, attribute, value };
+    const [row] = this._embed ? await this._writeEmbedded('propose', args, COLUMNS.propose, 'record_id')
+      : await this.call('propose', args, COLUMNS.propose);
     return /** @type {ProposeResult} */ (row);
   }
 
@@ -717,6 +876,94 @@ export class Memory {
    */
   async revoke(record, note) {
     return /** @type {any} */ (await this.call('revoke', { record, note }, COLUMNS.repair));
+  }
+
+  // ------------------------------------------- embeddings (memtx_vector, SPEC §19)
+
+  /**
+   * One vector per text from the session's embedder, checked.
+   * @param {string[]} texts
+   * @returns {Promise<number[][]>}
+   */
+  async embedTexts(texts) {
+    if (!this._embed) throw new TypeError('this session has no embedder (Memory option embedder)');
+    return this._embed.documents(texts);
+  }
+
+  /**
+   * fn's statement (stage or propose) and, in the same statement, the
+   * embedding of the record it writes (column `id` of its row): the vector
+   * is computed first, so an embedder that fails writes nothing, and a
+   * vector memtx.embed refuses rolls the write back with it.
+   * @param {string} fn @param {Record<string, any>} args @param {string[] | null} columns @param {string} id
+   */
+  async _writeEmbedded(fn, args, columns, id) {
+    const [vector] = await this.embedTexts([this.embeddingText(args.entity, args.attribute, args.value)]);
+    const [text, values] = callSql(fn, args, columns);
+    const n = values.length;
+    try {
+      return await this._query(`SELECT s.* FROM (${text} OFFSET 0) s`
+        + ` CROSS JOIN LATERAL memtx.embed(s."${id}", $${n + 1}::text, $${n + 2}) e`,
+      [...values, this.embeddingModel, vectorText('embedding', vector)]);
+    } catch (err) {
+      throw vectorMissing(err);
+    }
+  }
+
+  /**
+   * Attach a record's embedding under a model (memtx.embed: the record's
+   * owner or a harness, in any state but erased; the same vector again does
+   * nothing).  The vector is `embedding` when given, else the embedder's for
+   * `text`, else for the record's own text (read under row-level security),
+   * so a record written without one (or before the model) is embedded later.
+   * @param {number} record
+   * @param {{ model?: string, embedding?: number[], text?: string }} [options] model: default embeddingModel
+   * @returns {Promise<void>}
+   */
+  async embed(record, { model = this.embeddingModel ?? undefined, embedding, text } = {}) {
+    if (model === undefined) throw new TypeError('embed needs a model (or the session option embeddingModel)');
+    let vector = embedding;
+    if (vector === undefined) {
+      let content = text;
+      if (content === undefined) {
+        const [row] = await this._query('SELECT entity, attribute, value FROM memtx.records WHERE id = $1::bigint', [record]);
+        if (!row) throw new NotFound(`record ${record} does not exist or is not readable`, { sqlstate: '42704' });
+        content = this.embeddingText(row.entity, row.attribute, row.value);
+      }
+      [vector] = await this.embedTexts([content]);
+    }
+    try {
+      await this.call('embed', { record, model, embedding: vector });
+    } catch (err) {
+      throw vectorMissing(err);
+    }
+  }
+
+  /**
+   * Recall by meaning (memtx.recall_similar): the k records visible to the
+   * transaction nearest to the query's embedding, nearest first; with
+   * `hybrid` (the default) the query's words are ranked too and the two
+   * rankings fused.  The embedding is `embedding` when given, else the
+   * embedder's for the query.  They join the read set.
+   * @param {string | null} query
+   * @param {{ k?: number, entity_prefix?: string, valid_at?: string | Date, embedding?: number[],
+   *           model?: string, hybrid?: boolean }} [options] model: default embeddingModel
+   * @returns {Promise<Similar[]>}
+   */
+  async recallSimilar(query, { k, entity_prefix, valid_at, embedding, model = this.embeddingModel ?? undefined,
+    hybrid = true } = {}) {
+    const tx = this.tx; // NoTransaction before anything is embedded
+    if (model === undefined) throw new TypeError('recallSimilar needs a model (or the session option embeddingModel)');
+    if (embedding === undefined && typeof query !== 'string') throw new TypeError('recallSimilar needs a query or an embedding');
+    if (embedding === undefined && !this._embed) throw new TypeError('this session has no embedder (Memory option embedder)');
+    const vector = embedding ?? await /** @type {NonNullable<Memory['_embed']>} */ (this._embed).query(/** @type {string} */ (query));
+    try {
+      return /** @type {any} */ (await this.call('recall_similar', {
+        tx, embedding: vector, model, k, entity_prefix, query: hybrid ? query : undefined, valid_at,
+      }, COLUMNS.similar));
+    } catch (err) {
+      throw vectorMissing(err);
+    }
   }
 
   // ---------------------------------------------------------- action time

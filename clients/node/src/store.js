@@ -54,9 +54,11 @@
  * commits without waiting for its WAL flush (`synchronous_commit = off`
  * for that transaction only): a crash can lose only the record of a
  * transaction that changed no belief.
- * Search modes are PostgresStore's: `text` and `auto` (text, as no vector
- * index is configured); `vector` and `hybrid` are refused as PostgresStore
- * refuses them without an index, another mode as unknown.  An item's
+ * Search modes are PostgresStore's: `text`, and `auto` (text without a
+ * vector index); `vector` and `hybrid` need the store's `index` option (as
+ * PostgresStore's: src/store-vector.js, over memtx_vector; a vector or
+ * hybrid search is one statement too) and are refused without one as
+ * PostgresStore refuses them, another mode as unknown.  An item's
  * updatedAt is its latest record's staging time, its createdAt that of the
  * first record since the item was last deleted or expired.
  *
@@ -65,6 +67,7 @@
 import pg from 'pg';
 import { BaseStore, validateNamespace } from '@langchain/langgraph-checkpoint';
 import { MemtxError, InvalidArgument, fromPg } from './memory.js';
+import { EMBEDDINGS, StoreIndex } from './store-vector.js';
 
 /** A put the commit pipeline did not admit: nothing changed in the store. */
 export class PutRefused extends MemtxError {
@@ -92,9 +95,9 @@ const RECALL_MAX = 1000;
 // the reasons of a put that lost a race, which the conflict policy may retry
 const CONFLICTS = new Set(['stale_late_write', 'stale_head']);
 const VECTOR_REFUSED = 'Vector search requested but not configured. '
-  + 'MemtxStore has no vector index: search with mode "text" (or no mode).';
+  + 'Give MemtxStore an index ({ dims, embed, fields }), or search with mode "text".';
 const HYBRID_REFUSED = 'Hybrid search requested but vector search not configured. '
-  + 'MemtxStore has no vector index: search with mode "text" (or no mode).';
+  + 'Give MemtxStore an index ({ dims, embed, fields }), or search with mode "text".';
 /**
  * The entity of a namespace tuple: each label escaped and closed by ':'.
  * @param {string[]} labels
@@ -269,10 +272,14 @@ export class MemtxStore extends BaseStore {
    * @param {'retry' | 'throw'} [options.onConflict] what a put that lost a race does (default retry)
    * @param {number} [options.maxRetries] how often a conflicting put proposes again (default 5)
    * @param {TtlConfig} [options.ttl] time to live of the items
+   * @param {import('./store-vector.js').IndexConfig} [options.index] a vector index, as PostgresStore's
+   *   (memtx_vector: see src/store-vector.js)
    */
   constructor({ pool, connectionOptions, namespace = 'default', source, scope = 'private', readers = [], writers = [],
-    onConflict = 'retry', maxRetries = 5, ttl } = {}) {
+    onConflict = 'retry', maxRetries = 5, ttl, index } = {}) {
     super();
+    /** the vector index (null: none) */
+    this.index = index ? new StoreIndex(index, { filterSql, createdAt: CREATED_AT, toItem, encodeNamespace }) : null;
     if (onConflict !== 'retry' && onConflict !== 'throw') {
       throw new InvalidArgument(`onConflict must be one of retry, throw; got ${JSON.stringify(onConflict)}`);
     }
@@ -303,10 +310,15 @@ export class MemtxStore extends BaseStore {
     return new MemtxStore({ ...options, connectionOptions: connectionString });
   }
 
-  /** Checks that memtx is installed in the database (it creates nothing). */
+  /**
+   * Checks that memtx is installed in the database; with an index, that
+   * memtx_vector is and the index's models are registered (registering them
+   * when the store's role is a harness; it creates nothing else).
+   */
   async setup() {
     const { rows } = await this.pool.query("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'memtx'");
     if (!rows.length) throw new MemtxError('memtx is not installed in this database', { hint: 'Run CREATE EXTENSION memtx CASCADE as a superuser.' });
+    if (this.index) await this.index.check(this.pool, true);
   }
 
   /** Ends the store's own pool (not a pool it was given). */
@@ -317,7 +329,7 @@ export class MemtxStore extends BaseStore {
   /**
    * Store or update an item; `options.ttl` (minutes) makes it expire.
    * @param {string[]} namespace @param {string} key @param {Record<string, any>} value
-   * @param {false | string[]} [index] ignored: no vector index
+   * @param {false | string[]} [index] the field paths to embed instead of the index's, or false: none
    * @param {{ ttl?: number }} [options]
    */
   async put(namespace, key, value, index, options) {
@@ -338,23 +350,26 @@ export class MemtxStore extends BaseStore {
   }
 
   /**
-   * Items under a prefix: by recency, or ranked by a full-text query
-   * (`mode` as PostgresStore: auto and text; vector and hybrid refused).
+   * Items under a prefix: by recency, or ranked for a query (`mode` as
+   * PostgresStore: text, vector and hybrid, auto being vector with an index
+   * and text without; vector and hybrid need the index).
    * @param {string[]} namespacePrefix
    * @param {{ filter?: Record<string, any>, limit?: number, offset?: number, query?: string,
-   *           mode?: string, refreshTtl?: boolean }} [options]
+   *           mode?: string, refreshTtl?: boolean, similarityThreshold?: number,
+   *           distanceMetric?: 'cosine' | 'l2' | 'inner_product', vectorWeight?: number }} [options]
    * @returns {Promise<import('@langchain/langgraph-checkpoint').SearchItem[]>}
    */
   async search(namespacePrefix, options = {}) {
     validateNamespace(namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
-    const { filter, limit = 10, offset = 0, query, mode = 'auto', refreshTtl } = options;
+    const { filter, limit = 10, offset = 0, query, mode = 'auto', refreshTtl, ...vector } = options;
     if (refreshTtl) throw new InvalidArgument('refreshTtl is not supported: a read writes nothing in memtx');
     if (query) {
-      if (mode === 'vector') throw new InvalidArgument(VECTOR_REFUSED);
-      if (mode === 'hybrid') throw new InvalidArgument(HYBRID_REFUSED);
-      if (mode !== 'auto' && mode !== 'text') throw new InvalidArgument(`Unknown search mode: ${mode}`);
+      if (mode === 'vector' && !this.index) throw new InvalidArgument(VECTOR_REFUSED);
+      if (mode === 'hybrid' && !this.index) throw new InvalidArgument(HYBRID_REFUSED);
+      if (!['auto', 'text', 'vector', 'hybrid'].includes(mode)) throw new InvalidArgument(`Unknown search mode: ${mode}`);
     }
-    const [items] = await this.batch([{ namespacePrefix, filter, limit, offset, query }]);
+    const [items] = await this.batch([{ namespacePrefix, filter, limit, offset, query,
+      ...(this.index && query && { mode, ...vector }) }]);
     return items;
   }
 
@@ -369,6 +384,8 @@ export class MemtxStore extends BaseStore {
    */
   async batch(operations) {
     for (const op of operations) validateOperation(op);
+    // what the index embeds, before anything is written
+    if (this.index) operations = /** @type {Op} */ (await this.index.prepare(operations));
     if (operations.length === 1) {
       try {
         return /** @type {any} */ ([await this.#run(this.pool, operations[0], true)]);
@@ -402,7 +419,10 @@ export class MemtxStore extends BaseStore {
    * @param {boolean} [alone] whether op is its own SQL transaction (not part of a batch)
    */
   async #run(q, op, alone = false) {
-    if ('namespacePrefix' in op) return op.query ? this.#recall(q, op, alone) : this.#list(q, op);
+    if ('namespacePrefix' in op) {
+      if (!op.query) return this.#list(q, op);
+      return this.index?.isVectorMode(op) ? this.index.search(q, this.namespace, op, alone) : this.#recall(q, op, alone);
+    }
     if ('matchConditions' in op || !('key' in op)) return this.#namespaces(q, op);
     if (!('value' in op)) return this.#get(q, op);
     if (op.value === null) return this.#delete(q, op);
@@ -420,15 +440,21 @@ export class MemtxStore extends BaseStore {
    * again and another propose expecting it.
    * @param {Queryable} q
    * @param {{ namespace: string[], key: string, value: Record<string, any>, options?: { ttl?: number } }} op
+   *   (with the index: the embeddings prepare() computed, attached in the propose's statement)
    */
-  async #put(q, { namespace, key, value, options }) {
+  async #put(q, op) {
+    const { namespace, key, value, options } = op;
+    const embeddings = /** @type {any} */ (op)[EMBEDDINGS] ?? [];
+    if (embeddings.length) await /** @type {StoreIndex} */ (this.index).ready(q);
     const ttl = options?.ttl ?? this.defaultTtl;
     if (ttl !== null && ttl !== undefined) checkTtl(ttl, 'ttl');
     const entity = encodeNamespace(namespace);
     let head = /** @type {number | null} */ (null);
     for (let attempt = 1; ; attempt += 1) {
-      const { rows: [outcome] } = await q.query({ ...PROPOSE, values: [entity, key, JSON.stringify(value),
-        this.source, this.scope, this.readers, this.writers, ttl ?? null, head, this.namespace] });
+      const values = [entity, key, JSON.stringify(value),
+        this.source, this.scope, this.readers, this.writers, ttl ?? null, head, this.namespace];
+      const { rows: [outcome] } = await q.query(embeddings.length
+        ? /** @type {StoreIndex} */ (this.index).embedded(PROPOSE, values, embeddings) : { ...PROPOSE, values });
       if (outcome.state === 'committed' || outcome.state === 'action_safe') return;
       if (this.onConflict !== 'retry' || !CONFLICTS.has(outcome.reason) || attempt > this.maxRetries) {
         throw new PutRefused({ recordId: Number(outcome.record_id), state: outcome.state, reason: outcome.reason,

@@ -25,7 +25,8 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from .errors import InvalidArgument, MemtxError, Retryable, from_psycopg
-from .memory import Op, P, R, _call_scope, _named, _Session
+from .memory import (Embedder, EmbeddingText, Op, P, R, _call_scope, _Embed, _named, _Session,
+                     check_vectors, embedding_text)
 
 
 def _awaited(op: Callable[Concatenate[Any, P], Op[R]]) -> Callable[Concatenate["AsyncMemory", P], Any]:
@@ -44,10 +45,13 @@ class AsyncMemory(_Session):
                  namespace: str = "default", *, tx: Optional[int] = None,
                  scope: Optional[str] = None, readers: Optional[Sequence[str]] = None,
                  writers: Optional[Sequence[str]] = None,
-                 allow_unregistered_tools: bool = False) -> None:
+                 allow_unregistered_tools: bool = False, embedder: Embedder = None,
+                 embedding_model: Optional[str] = None,
+                 embedding_text: EmbeddingText = embedding_text) -> None:
         self._owns_conn = isinstance(conn, str)
         super().__init__(conn, namespace, tx=tx, scope=scope, readers=readers, writers=writers,
-                         allow_unregistered_tools=allow_unregistered_tools)
+                         allow_unregistered_tools=allow_unregistered_tools, embedder=embedder,
+                         embedding_model=embedding_model, embedding_text=embedding_text)
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator["psycopg.AsyncConnection[Any]"]:
@@ -85,6 +89,13 @@ class AsyncMemory(_Session):
             if query is None:
                 await asyncio.sleep(pause)
                 rows = None
+                continue
+            if isinstance(query, _Embed):
+                try:
+                    answer = await query.acall(self.embedder)
+                except Exception as err:
+                    raise query.failed(err) from err
+                rows = check_vectors(answer, len(query.texts), "the embedder")
                 continue
             try:
                 rows = await self._execute(query, params)
@@ -149,6 +160,8 @@ class AsyncMemory(_Session):
     erase = _awaited(_Session._erase)
     writer_epochs = _awaited(_Session._writer_epochs)
     tool_specs = _awaited(_Session._tool_specs)
+    embed = _awaited(_Session._embed)
+    recall_similar = _awaited(_Session._recall_similar)
 
 
 async def aretrying(fn: Callable[[], Any], *, attempts: int = 5, delay: float = 0.05) -> Any:

@@ -78,6 +78,11 @@ class NoTransaction(MemtxError):
     """The call needs a memtx transaction and the session has none (begin one first)."""
 
 
+class EmbeddingError(MemtxError):
+    """Embedding failed: the embedder raised (its exception is the cause), or answered other
+    than one vector of finite numbers per text.  Nothing was written."""
+
+
 class UnregisteredToolWarning(UserWarning):
     """``act`` on a tool memtx.register_tool never registered: legal (memtx treats it as
     irreversible), but usually a misspelt or made-up tool name."""

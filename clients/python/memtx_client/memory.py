@@ -40,6 +40,7 @@ import contextlib
 import datetime
 import functools
 import inspect
+import json
 import math
 import re
 import time
@@ -53,11 +54,11 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from .errors import (InvalidArgument, MemtxError, NoTransaction, Retryable,
-                     UnregisteredToolWarning, from_psycopg)
+from .errors import (EmbeddingError, InvalidArgument, MemtxError, NoTransaction, NotFound,
+                     Retryable, UnregisteredToolWarning, from_psycopg)
 from .types import (JSON, ActResult, CommitResult, GateResult, HistoryEntry,
                     Outcome, ProposeResult, Recalled, Record, Repair, Row,
-                    WriterEpoch)
+                    Similar, WriterEpoch)
 
 T = TypeVar("T", bound=Row)
 R = TypeVar("R")
@@ -96,7 +97,14 @@ SIGNATURES: Dict[str, Dict[str, str]] = {
     "unfence": {"role": "text"},
     "erase": {"record": "bigint", "note": "text"},
     "tool_specs": {"format": "text"},
+    # memtx_vector (SPEC §19): there when that companion extension is installed
+    "embed": {"record": "bigint", "model": "text", "embedding": "vector"},
+    "recall_similar": {"tx": "bigint", "embedding": "vector", "model": "text", "k": "integer",
+                       "entity_prefix": "text", "query": "text", "valid_at": "timestamptz"},
 }
+
+#: The functions of the companion extension memtx_vector, not of memtx itself.
+VECTOR_FUNCTIONS: Sequence[str] = ("embed", "recall_similar")
 
 #: Trailing arguments SPEC.md gives a function that a server may not have yet (§17:
 #: outcome's harness-only agent).  Sent only when given, so an older server answers
@@ -122,13 +130,100 @@ _WRITER_EPOCHS = sql.SQL("SELECT role_name, epoch, pos, fenced_at, unfenced_at"
                          " FROM memtx.writer_epochs WHERE %(role)s::text IS NULL"
                          " OR role_name = %(role)s::text ORDER BY role_name, epoch")
 _REGISTERED = sql.SQL("SELECT 1 FROM memtx.tools WHERE name = %(tool)s::text")
+_RECORD_TEXT = sql.SQL("SELECT entity, attribute, value FROM memtx.records WHERE id = %(record)s::bigint")
 _FENCED = re.compile(r"^memtx transaction (\d+) was fenced$")
 
 #: A timestamp argument: a datetime or ISO 8601 text.
 Instant = Union[str, datetime.datetime]
+#: What embeds texts: a function of a list of texts to one vector each (it may be a
+#: coroutine function for AsyncMemory), or an object with LangChain's embed_documents and
+#: embed_query (aembed_documents and aembed_query, when it has them, for AsyncMemory).
+Embedder = Any
+#: The text embedded for a record, from its entity, attribute and value.
+EmbeddingText = Callable[[str, str, JSON], str]
+
+
+def embedding_text(entity: str, attribute: str, value: JSON) -> str:
+    """The text embedded for a record: its entity, its attribute and its value (a JSON
+    string's text, any other value's compact JSON text), separated by spaces -- the words
+    memtx.recall indexes.  The Node client makes the same text."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return f"{entity} {attribute} {text}"
+
+
+def vector_text(name: str, value: Any) -> str:
+    """The text form of a vector argument ('[1.0,0.5,-2.0]'); TypeError naming the argument
+    unless it is a sequence of finite numbers."""
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of numbers, not {type(value).__name__}")
+    numbers = []
+    for i, x in enumerate(value):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) and not hasattr(x, "__float__"):
+            raise TypeError(f"{name}[{i}] must be a number, not {type(x).__name__}")
+        f = float(x)
+        if not math.isfinite(f):
+            raise TypeError(f"{name}[{i}] must be a finite number, not {f}")
+        numbers.append(repr(f))
+    return "[" + ",".join(numbers) + "]"
+
+
+def check_vectors(vectors: Any, count: int, name: str) -> List[List[float]]:
+    """The vectors an embedder answered, checked: ``count`` sequences of finite numbers;
+    EmbeddingError otherwise."""
+    try:
+        got = list(vectors)
+    except TypeError:
+        raise EmbeddingError(f"{name} answered {type(vectors).__name__}, not a list of vectors") from None
+    if len(got) != count:
+        raise EmbeddingError(f"{name} answered {len(got)} vectors for {count} text{'' if count == 1 else 's'}")
+    out = []
+    for i, v in enumerate(got):
+        try:
+            numbers = [float(x) for x in v]
+        except (TypeError, ValueError):
+            raise EmbeddingError(f"{name}: vector {i} is not a sequence of numbers") from None
+        if not all(math.isfinite(x) for x in numbers):
+            raise EmbeddingError(f"{name}: vector {i} has a value that is not a finite number")
+        out.append(numbers)
+    return out
+
+
+class _Embed:
+    """A step of an operation that embeds texts (documents, or one query) with the
+    session's embedder; the driver answers the checked vectors."""
+
+    def __init__(self, texts: List[str], query: bool = False) -> None:
+        self.texts = texts
+        self.query = query
+
+    def call(self, embedder: Embedder) -> Any:
+        """What the embedder answers (it may be awaitable)."""
+        if self.query and hasattr(embedder, "embed_query"):
+            return [embedder.embed_query(self.texts[0])]
+        if hasattr(embedder, "embed_documents"):
+            return embedder.embed_documents(self.texts)
+        return embedder(self.texts)
+
+    async def acall(self, embedder: Embedder) -> Any:
+        """What the embedder answers, awaited (its async methods preferred)."""
+        if self.query and hasattr(embedder, "aembed_query"):
+            return [await embedder.aembed_query(self.texts[0])]
+        if not self.query and hasattr(embedder, "aembed_documents"):
+            return await embedder.aembed_documents(self.texts)
+        answer = self.call(embedder)
+        if self.query and hasattr(embedder, "embed_query") and answer and inspect.isawaitable(answer[0]):
+            return [await answer[0]]
+        return await answer if inspect.isawaitable(answer) else answer
+
+    def failed(self, err: BaseException) -> EmbeddingError:
+        wrapped = EmbeddingError(f"the embedder failed: {err}")
+        wrapped.__cause__ = err
+        return wrapped
+
+
 #: One statement of an operation and its parameters; with no statement (None), a pause
-#: of that many seconds instead.
-Step = Tuple[Optional[sql.Composable], Mapping[str, Any], float]
+#: of that many seconds instead; an _Embed, the vectors of its texts.
+Step = Tuple[Union[None, sql.Composable, _Embed], Mapping[str, Any], float]
 #: An operation: yields its statements, receives their rows, returns its result.
 Op = Generator[Step, List[Dict[str, Any]], R]
 
@@ -175,6 +270,8 @@ def _call(function: str, args: Mapping[str, Any],
         if types[name] == "jsonb":
             _check_json(name, value)
             value = Jsonb(value)
+        elif types[name] == "vector":
+            value = vector_text(name, value)
         elif types[name].endswith("[]"):
             if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
                 raise TypeError(f"{name} must be a sequence, not {type(value).__name__}")
@@ -182,7 +279,11 @@ def _call(function: str, args: Mapping[str, Any],
         else:
             _check_label(name, types[name], value)
         params[name] = value
+    # a vector goes as text with no cast: the function's declared type reads it, wherever
+    # pgvector's schema is (memtx_vector's functions name the type, the caller's path need not)
     arguments = sql.SQL(", ").join(
+        sql.SQL("{} => {}").format(sql.Identifier(name), sql.Placeholder(name))
+        if types[name] == "vector" else
         sql.SQL("{} => {}::{}").format(sql.Identifier(name), sql.Placeholder(name),
                                        sql.SQL(types[name]))
         for name in args)
@@ -196,6 +297,14 @@ def _call(function: str, args: Mapping[str, Any],
 def _present(**args: Any) -> Dict[str, Any]:
     """The arguments that were given (None means: let the SQL default apply)."""
     return {k: v for k, v in args.items() if v is not None}
+
+
+def _vector_missing(err: MemtxError) -> MemtxError:
+    """A missing memtx_vector (its functions unknown, 42883) said as such."""
+    if err.sqlstate != "42883" or not re.search(r"memtx\.(embed|recall_similar)\(", err.message):
+        return err
+    return NotFound("memtx_vector is not installed in this database", "42883", None,
+                    "A superuser runs CREATE EXTENSION memtx_vector CASCADE (pgvector 0.8.0 or later).")
 
 
 def _call_scope(conn: Any) -> Any:
@@ -226,7 +335,15 @@ class _Session:
     def __init__(self, conn: Any, namespace: str = "default", *, tx: Optional[int] = None,
                  scope: Optional[str] = None, readers: Optional[Sequence[str]] = None,
                  writers: Optional[Sequence[str]] = None,
-                 allow_unregistered_tools: bool = False) -> None:
+                 allow_unregistered_tools: bool = False, embedder: Embedder = None,
+                 embedding_model: Optional[str] = None,
+                 embedding_text: EmbeddingText = embedding_text) -> None:
+        if embedder is not None and not isinstance(embedding_model, str):
+            raise TypeError("an embedder needs embedding_model: the memtx_vector model its vectors "
+                            "are stored under")
+        if embedder is not None and not callable(embedder) and not hasattr(embedder, "embed_documents"):
+            raise TypeError("embedder must be a function of texts to vectors, or an object with "
+                            "embed_documents")
         if scope is not None:
             _check_label("scope", "memtx.scope", scope)
         for name, roles in (("readers", readers), ("writers", writers)):
@@ -246,6 +363,11 @@ class _Session:
         #: what the last commit() (also the one turn() makes) decided
         self.last_commit: List[CommitResult] = []
         self._registered: set[str] = set()
+        #: what embeds the session's writes and queries (None: they are not embedded)
+        self.embedder = embedder
+        #: the memtx_vector model the embeddings are stored under
+        self.embedding_model = embedding_model
+        self.embedding_text = embedding_text
 
     @property
     def tx(self) -> int:
@@ -382,12 +504,18 @@ class _Session:
                proposal: Optional[str] = None) -> Op[int]:
         """Stage a tentative record (value: any JSON value); returns its id.  valid is a
         tstzrange in text form, e.g. '[2026-01-01,2026-02-01)'; observed_at a datetime
-        or ISO 8601 text.  The session's permission block applies unless given."""
-        return int((yield from self._scalar("stage", {"tx": self.tx, **self._content(
+        or ISO 8601 text.  The session's permission block applies unless given.  With an
+        embedder, the record's text is embedded first and the vector attached in the same
+        statement as the stage: when either fails, nothing is written."""
+        args = {"tx": self.tx, **self._content(
             entity, attribute, value, kind=kind, source=source, confidence=confidence,
             derived_from=derived_from, scope=scope, readers=readers, writers=writers,
             valid=valid, observed_at=observed_at, expected_head=expected_head,
-            proposal=proposal)})))
+            proposal=proposal)}
+        if self.embedder is None:
+            return int((yield from self._scalar("stage", args)))
+        rows = yield from self._write_embedded("stage", args, None, "stage")
+        return int(rows[0]["stage"])
 
     def _propose(self, entity: str, attribute: str, value: JSON, *,
                  kind: Optional[str] = None, source: Optional[str] = None,
@@ -401,14 +529,18 @@ class _Session:
         ``stage``.  A stale ``expected_head`` is a result (state quarantined, reason
         stale_head), not an error.  After a lost reply, call again with the same
         ``proposal`` and content: the stored result comes back and nothing is written
-        (other content under the id raises Conflict, 23505)."""
-        rows = yield from self._typed(ProposeResult, "propose", {
-            "namespace": self.namespace, **self._content(
-                entity, attribute, value, kind=kind, source=source, confidence=confidence,
-                derived_from=derived_from, scope=scope, readers=readers, writers=writers,
-                valid=valid, observed_at=observed_at, expected_head=expected_head,
-                proposal=proposal)})
-        return rows[0]
+        (other content under the id raises Conflict, 23505).  With an embedder, the record
+        is embedded in the same statement, as for ``stage``."""
+        args = {"namespace": self.namespace, **self._content(
+            entity, attribute, value, kind=kind, source=source, confidence=confidence,
+            derived_from=derived_from, scope=scope, readers=readers, writers=writers,
+            valid=valid, observed_at=observed_at, expected_head=expected_head,
+            proposal=proposal)}
+        if self.embedder is None:
+            rows = yield from self._typed(ProposeResult, "propose", args)
+            return rows[0]
+        found = yield from self._write_embedded("propose", args, ProposeResult.columns(), "record_id")
+        return ProposeResult.from_row(found[0])
 
     def _propose_with_retry(self, entity: str, attribute: str, value: JSON, *,
                             proposal: Optional[str] = None, attempts: int = 5,
@@ -454,6 +586,82 @@ class _Session:
     def _revoke(self, record: int, note: Optional[str] = None) -> Op[List[Repair]]:
         """Retract a record and repair everything derived from it, by kind."""
         return (yield from self._typed(Repair, "revoke", _present(record=record, note=note)))
+
+    # -- embeddings (memtx_vector, SPEC §19) ------------------------------------
+
+    def _embed_texts(self, texts: Sequence[str]) -> Op[List[List[float]]]:
+        """One vector per text from the session's embedder, checked."""
+        if self.embedder is None:
+            raise TypeError("this session has no embedder (Memory option embedder)")
+        vectors = yield _Embed(list(texts)), {}, 0.0
+        return vectors
+
+    def _write_embedded(self, function: str, args: Mapping[str, Any],
+                        columns: Optional[Sequence[str]], id_column: str) -> Op[List[Dict[str, Any]]]:
+        """The function's statement (stage or propose) and, in the same statement, the
+        embedding of the record it writes (column ``id_column`` of its row): the vector is
+        computed first, so an embedder that fails writes nothing, and a vector memtx.embed
+        refuses rolls the write back with it."""
+        [vector] = yield from self._embed_texts(
+            [self.embedding_text(args["entity"], args["attribute"], args["value"])])
+        query, params = _call(function, args, columns)
+        statement = sql.SQL("SELECT s.* FROM ({} OFFSET 0) s CROSS JOIN LATERAL memtx.embed(s.{},"
+                            " %(embedding_model_)s::text, %(embedding_)s) e").format(
+            query, sql.Identifier(id_column))
+        try:
+            rows = yield statement, {**params, "embedding_model_": self.embedding_model,
+                                     "embedding_": vector_text("embedding", vector)}, 0.0
+        except MemtxError as err:
+            raise _vector_missing(err) from err
+        return rows
+
+    def _embed(self, record: int, embedding: Optional[Sequence[float]] = None, *,
+               model: Optional[str] = None, text: Optional[str] = None) -> Op[None]:
+        """Attach a record's embedding under a model (memtx.embed: the record's owner or a
+        harness, in any state but erased; the same vector again does nothing).  The vector
+        is ``embedding`` when given, else the embedder's for ``text``, else for the record's
+        own text (read under row-level security), so a record written without one (or
+        before the model) is embedded later.  ``model`` defaults to the session's."""
+        model = model if model is not None else self.embedding_model
+        if model is None:
+            raise TypeError("embed needs a model (or the session option embedding_model)")
+        if embedding is None:
+            if text is None:
+                rows = yield _RECORD_TEXT, {"record": record}, 0.0
+                if not rows:
+                    raise NotFound(f"record {record} does not exist or is not readable", "42704")
+                text = self.embedding_text(rows[0]["entity"], rows[0]["attribute"], rows[0]["value"])
+            [embedding] = yield from self._embed_texts([text])
+        try:
+            yield from self._rows("embed", {"record": record, "model": model, "embedding": embedding})
+        except MemtxError as err:
+            raise _vector_missing(err) from err
+
+    def _recall_similar(self, query: Optional[str] = None, k: Optional[int] = None,
+                        entity_prefix: Optional[str] = None, valid_at: Optional[Instant] = None, *,
+                        embedding: Optional[Sequence[float]] = None, model: Optional[str] = None,
+                        hybrid: bool = True) -> Op[List[Similar]]:
+        """Recall by meaning (memtx.recall_similar): the k records visible to the
+        transaction nearest to the query's embedding, nearest first; with ``hybrid`` (the
+        default) the query's words are ranked too and the two rankings fused.  The
+        embedding is ``embedding`` when given, else the embedder's for the query.  They join
+        the read set."""
+        tx = self.tx  # NoTransaction before anything is embedded
+        model = model if model is not None else self.embedding_model
+        if model is None:
+            raise TypeError("recall_similar needs a model (or the session option embedding_model)")
+        if embedding is None:
+            if not isinstance(query, str):
+                raise TypeError("recall_similar needs a query or an embedding")
+            if self.embedder is None:
+                raise TypeError("this session has no embedder (Memory option embedder)")
+            [embedding] = yield _Embed([query], query=True), {}, 0.0
+        try:
+            return (yield from self._typed(Similar, "recall_similar", _present(
+                tx=tx, embedding=embedding, model=model, k=k, entity_prefix=entity_prefix,
+                query=query if hybrid else None, valid_at=valid_at)))
+        except MemtxError as err:
+            raise _vector_missing(err) from err
 
     # -- action time ----------------------------------------------------------
 
@@ -566,12 +774,15 @@ class Memory(_Session):
                  namespace: str = "default", *, tx: Optional[int] = None,
                  scope: Optional[str] = None, readers: Optional[Sequence[str]] = None,
                  writers: Optional[Sequence[str]] = None,
-                 allow_unregistered_tools: bool = False) -> None:
+                 allow_unregistered_tools: bool = False, embedder: Embedder = None,
+                 embedding_model: Optional[str] = None,
+                 embedding_text: EmbeddingText = embedding_text) -> None:
         self._owns_conn = isinstance(conn, str)
         if isinstance(conn, str):
             conn = psycopg.connect(conn, autocommit=True)
         super().__init__(conn, namespace, tx=tx, scope=scope, readers=readers, writers=writers,
-                         allow_unregistered_tools=allow_unregistered_tools)
+                         allow_unregistered_tools=allow_unregistered_tools, embedder=embedder,
+                         embedding_model=embedding_model, embedding_text=embedding_text)
 
     # -- plumbing -------------------------------------------------------------
 
@@ -609,6 +820,15 @@ class Memory(_Session):
             if query is None:
                 time.sleep(pause)
                 rows = None
+                continue
+            if isinstance(query, _Embed):
+                try:
+                    answer = query.call(self.embedder)
+                except Exception as err:
+                    raise query.failed(err) from err
+                if inspect.isawaitable(answer) or answer and inspect.isawaitable(answer[0]):
+                    raise EmbeddingError("the embedder is asynchronous: use AsyncMemory with it")
+                rows = check_vectors(answer, len(query.texts), "the embedder")
                 continue
             try:
                 rows = self._execute(query, params)
@@ -672,6 +892,8 @@ class Memory(_Session):
     erase = _blocking(_Session._erase)
     writer_epochs = _blocking(_Session._writer_epochs)
     tool_specs = _blocking(_Session._tool_specs)
+    embed = _blocking(_Session._embed)
+    recall_similar = _blocking(_Session._recall_similar)
 
 
 def retrying(fn: Callable[[], R], *, attempts: int = 5, delay: float = 0.05) -> R:

@@ -82,6 +82,20 @@ class Recalled(Row):
 
 
 @dataclasses.dataclass(frozen=True)
+class Similar(Row):
+    """One match of ``recall_similar`` (SPEC §19): ``distance`` is the model's distance to
+    the query's embedding (None for a record only the query's words found), ``rank`` the
+    sum of 1/(60 + position) over the rankings that found it."""
+
+    record_id: int
+    entity: str
+    attribute: str
+    value: JSON
+    distance: Optional[float]
+    rank: float
+
+
+@dataclasses.dataclass(frozen=True)
 class CommitResult(Row):
     """What the commit pipeline decided for one staged record."""
 
