@@ -576,11 +576,12 @@ class Checker:
         fin = self.finish_of.get(op["result"]["tx"])
         if fin:
             ends.append(fin)
-        if not ends and self.rec.get(rid, {}).get("reason") == "expired":
+        if self.rec.get(rid, {}).get("reason") == "expired":
             # the server expired its transaction (a lease that ran out, or
             # SPEC §17: a transaction open at a crash counts as expired from
-            # the restart on), at a moment no operation records: it may
-            # have left flight at any time after its staging
+            # the restart on), at a moment no operation records (a later
+            # commit or abort of it by its client only found it ended): it
+            # may have left flight at any time after its staging
             return (op["complete_t"], op["complete_t"], op["invoke_t"], INF)
         return (op["complete_t"], min([o["invoke_t"] for o in ends], default=INF),
                 op["invoke_t"], min([o["complete_t"] for o in ends], default=INF))
