@@ -49,12 +49,21 @@ static const MemtxReason RankReason[] = {
  * over declared parents (and the read set under memtx.flow_control =
  * read_set), and the parents check 4 has to walk from (see ConflictCheck).
  */
+/* what ConflictGatherFacts answers from its "par" and "flow" */
+#define CONFLICT_FACTS \
+	"SELECT coalesce((SELECT bool_or(state = 'revoked' OR registered) FROM par), false)," \
+	"       coalesce((SELECT bool_or(state IN ('tentative', 'raw', 'validated')) FROM par), false)," \
+	"       coalesce((SELECT bool_or(state IN ('quarantined', 'superseded')) FROM par), false)," \
+	"       coalesce((SELECT bool_or(f.scope < $4::memtx.scope OR NOT ($5 <@ f.readers)) FROM flow f), false)," \
+	"       ARRAY(SELECT id FROM par WHERE tx_id IS DISTINCT FROM $2)"
+
 static void
 ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 {
 	static SPIPlanPtr plan;
-	static const Oid types[] = {INT8OID, INT8OID, BOOLOID, TEXTOID, TEXTARRAYOID};
-	Datum		values[5];
+	static SPIPlanPtr pending;
+	static const Oid types[] = {INT8OID, INT8OID, BOOLOID, TEXTOID, TEXTARRAYOID, INT8ARRAYOID};
+	Datum		values[6];
 	bool		isnull;
 
 	values[0] = Int64GetDatum(cand->id);
@@ -62,26 +71,44 @@ ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 	values[2] = BoolGetDatum(memtx_flow_control == MF_READ_SET);
 	values[3] = CStringGetTextDatum(MemtxScopeNames[cand->scope]);
 	values[4] = PointerGetDatum(cand->readers);
-	MemtxExec(MemtxPlan(&plan,
-						"WITH par AS ("
-						"  SELECT p.id, p.tx_id, p.state, rr.record_id IS NOT NULL AS registered"
-						"    FROM memtx.edges e JOIN memtx.records p ON p.id = e.parent"
-						"    LEFT JOIN memtx.revocation_registry rr ON rr.record_id = p.id"
-						"   WHERE e.child = $1),"
-						" flow AS ("
-						"  SELECT p.scope, p.readers FROM memtx.records p"
-						"   WHERE p.id IN (SELECT e.parent FROM memtx.edges e WHERE e.child = $1"
-						"                  UNION"
-						"                  SELECT s.record_id FROM memtx.read_set s"
-						"                   WHERE $3 AND s.tx_id = $2 AND s.record_id <> $1)"
-						"     AND p.scope <> 'public') "
-						"SELECT coalesce((SELECT bool_or(state = 'revoked' OR registered) FROM par), false),"
-						"       coalesce((SELECT bool_or(state IN ('tentative', 'raw', 'validated')) FROM par), false),"
-						"       coalesce((SELECT bool_or(state IN ('quarantined', 'superseded')) FROM par), false),"
-						"       coalesce((SELECT bool_or(f.scope < $4::memtx.scope OR NOT ($5 <@ f.readers)) FROM flow f), false),"
-						"       ARRAY(SELECT id FROM par WHERE tx_id IS DISTINCT FROM $2)",
-						5, types),
-			  values, NULL, 1);
+	if (cand->pending)
+	{
+		/* the parents are the candidate's own argument (sorted, distinct) */
+		values[5] = PointerGetDatum(cand->parents);
+		MemtxExec(MemtxPlan(&pending,
+							"WITH par AS ("
+							"  SELECT p.id, p.tx_id, p.state, rr.record_id IS NOT NULL AS registered"
+							"    FROM memtx.records p"
+							"    LEFT JOIN memtx.revocation_registry rr ON rr.record_id = p.id"
+							"   WHERE p.id = ANY ($6)),"
+							" flow AS ("
+							"  SELECT p.scope, p.readers FROM memtx.records p"
+							"   WHERE p.id IN (SELECT unnest($6)"
+							"                  UNION"
+							"                  SELECT s.record_id FROM memtx.read_set s"
+							"                   WHERE $3 AND s.tx_id = $2 AND s.record_id <> $1)"
+							"     AND p.scope <> 'public') "
+							CONFLICT_FACTS,
+							6, types),
+				  values, NULL, 1);
+	}
+	else
+		MemtxExec(MemtxPlan(&plan,
+							"WITH par AS ("
+							"  SELECT p.id, p.tx_id, p.state, rr.record_id IS NOT NULL AS registered"
+							"    FROM memtx.edges e JOIN memtx.records p ON p.id = e.parent"
+							"    LEFT JOIN memtx.revocation_registry rr ON rr.record_id = p.id"
+							"   WHERE e.child = $1),"
+							" flow AS ("
+							"  SELECT p.scope, p.readers FROM memtx.records p"
+							"   WHERE p.id IN (SELECT e.parent FROM memtx.edges e WHERE e.child = $1"
+							"                  UNION"
+							"                  SELECT s.record_id FROM memtx.read_set s"
+							"                   WHERE $3 AND s.tx_id = $2 AND s.record_id <> $1)"
+							"     AND p.scope <> 'public') "
+							CONFLICT_FACTS,
+							5, types),
+				  values, NULL, 1);
 	f->revoked_parent = MemtxGetBool(0, 1);
 	f->uncommitted_parent = MemtxGetBool(0, 2);
 	f->inactive_parent = MemtxGetBool(0, 3);
@@ -117,32 +144,51 @@ ConflictMemoCreate(void)
  * answer stale where it matters: it revokes or registers everything below
  * it, the parent too, which check 3a refuses first.
  */
+/* the walk of ConflictParentUnstable from the parents p(ids) */
+#define CONFLICT_WALK \
+	" u(id) AS (SELECT unnest(p.ids) FROM p UNION " \
+	"           SELECT a.id FROM p CROSS JOIN LATERAL memtx.ancestors_of(p.ids) a(id)) " \
+	"SELECT u.id, ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = u.id), x.seed " \
+	"FROM u CROSS JOIN LATERAL (" \
+	"  SELECT CASE WHEN a.state = 'revoked' OR EXISTS (" \
+	"           SELECT 1 FROM memtx.revocation_registry rr WHERE rr.record_id = a.id) " \
+	"         THEN 1 END AS seed " \
+	"  FROM memtx.records a WHERE a.id = u.id OFFSET 0) x"
+
+/*
+ * cand is the run's candidate: when it is pending (memtx.propose, the only
+ * record of its run), its parents are its argument, not edges in the store.
+ */
 static bool
-ConflictParentUnstable(MemtxTxn *t, ConflictMemo *memo, int64 parent)
+ConflictParentUnstable(MemtxTxn *t, ConflictMemo *memo, MemtxRec *cand, int64 parent)
 {
 	static SPIPlanPtr plan;
-	static const Oid types[] = {INT8OID};
-	Datum		values[1];
+	static SPIPlanPtr pending;
+	static const Oid types[] = {INT8OID, INT8ARRAYOID};
+	Datum		values[2];
 
 	if (memo->dag == NULL)
 	{
 		values[0] = Int64GetDatum(t->id);
-		MemtxExec(MemtxPlan(&plan,
-							"WITH p(ids) AS MATERIALIZED (SELECT ARRAY("
-							"  SELECT DISTINCT e.parent FROM memtx.records r "
-							"  JOIN memtx.edges e ON e.child = r.id "
-							"  JOIN memtx.records pr ON pr.id = e.parent "
-							"  WHERE r.tx_id = $1 AND pr.tx_id IS DISTINCT FROM $1)), "
-							" u(id) AS (SELECT unnest(p.ids) FROM p UNION "
-							"           SELECT a.id FROM p CROSS JOIN LATERAL memtx.ancestors_of(p.ids) a(id)) "
-							"SELECT u.id, ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = u.id), x.seed "
-							"FROM u CROSS JOIN LATERAL ("
-							"  SELECT CASE WHEN a.state = 'revoked' OR EXISTS ("
-							"           SELECT 1 FROM memtx.revocation_registry rr WHERE rr.record_id = a.id) "
-							"         THEN 1 END AS seed "
-							"  FROM memtx.records a WHERE a.id = u.id OFFSET 0) x",
-							1, types),
-				  values, NULL, 0);
+		values[1] = cand->pending ? PointerGetDatum(cand->parents) : (Datum) 0;
+		if (cand->pending)
+			MemtxExec(MemtxPlan(&pending,
+								"WITH p(ids) AS MATERIALIZED (SELECT ARRAY("
+								"  SELECT pr.id FROM memtx.records pr "
+								"  WHERE pr.id = ANY ($2) AND pr.tx_id IS DISTINCT FROM $1)), "
+								CONFLICT_WALK,
+								2, types),
+					  values, NULL, 0);
+		else
+			MemtxExec(MemtxPlan(&plan,
+								"WITH p(ids) AS MATERIALIZED (SELECT ARRAY("
+								"  SELECT DISTINCT e.parent FROM memtx.records r "
+								"  JOIN memtx.edges e ON e.child = r.id "
+								"  JOIN memtx.records pr ON pr.id = e.parent "
+								"  WHERE r.tx_id = $1 AND pr.tx_id IS DISTINCT FROM $1)), "
+								CONFLICT_WALK,
+								1, types),
+					  values, NULL, 0);
 		memo->dag = DagLoad(SPI_tuptable, SPI_processed, 1, 2, 3);
 	}
 	return DagReach(memo->dag, parent) != DAG_NONE;
@@ -200,6 +246,45 @@ ConflictFetchRivals(int64 id)
 			  values, NULL, 0);
 }
 
+/*
+ * ConflictFetchRivals for candidate cand, in the store or pending (then by
+ * its content, through the same index).
+ */
+void
+ConflictFetchRivalsOf(MemtxRec *cand)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID, TSTZRANGEOID, JSONBOID};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+
+	if (!cand->pending)
+	{
+		ConflictFetchRivals(cand->id);
+		return;
+	}
+	values[0] = CStringGetTextDatum(cand->namespace);
+	values[1] = CStringGetTextDatum(cand->entity);
+	values[2] = CStringGetTextDatum(cand->attribute);
+	values[3] = cand->valid;
+	nulls[3] = cand->valid == (Datum) 0 ? 'n' : ' ';
+	values[4] = cand->value;
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT r.id, r.tx_id, r.authority, r.source, r.owner, r.writers, "
+						"       r.observed_at, r.committed_xid, r.committed_seq "
+						"FROM memtx.records r "
+						"WHERE memtx.is_active(r.state) "
+						"  AND memtx.rivals($1, $2, $3, coalesce($4, '(,)'::pg_catalog.tstzrange), $5, "
+						"                   r.namespace, r.entity, r.attribute, r.valid, r.value) "
+						"  AND memtx.slot_digest(r.namespace, r.entity, r.attribute) "
+						"      = memtx.slot_digest($1, $2, $3) "
+						"  AND memtx.slot_key(r.namespace, r.entity, r.attribute) = "
+						"      memtx.slot_key($1, $2, $3) "
+						"ORDER BY r.id",
+						5, types),
+			  values, nulls, 0);
+}
+
 /* (d): slot adjudication, the expected head first. */
 static void
 ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
@@ -208,7 +293,7 @@ ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
 	bool		head_stale = cand->expected_head >= 0 && !ProposalHeadMatches(cand);
 	bool		head_seen = cand->expected_head >= 0 && !head_stale;
 
-	ConflictFetchRivals(cand->id);
+	ConflictFetchRivalsOf(cand);
 	res->nrivals = (int) SPI_processed;
 	if (head_stale)
 	{
@@ -303,7 +388,7 @@ ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, ConflictMemo *memo, 
 		ConflictSlot(t, cand, res);
 	if (res->reason == MR_NONE)
 		for (int i = 0; i < res->facts.nwalk && !res->facts.unstable; i++)
-			res->facts.unstable = ConflictParentUnstable(t, memo, DatumGetInt64(res->facts.walk[i]));
+			res->facts.unstable = ConflictParentUnstable(t, memo, cand, DatumGetInt64(res->facts.walk[i]));
 }
 
 void

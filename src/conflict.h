@@ -35,6 +35,7 @@ extern void ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, Conflict
 						  ConflictResult *res);
 extern void ConflictSupersede(Datum *ids, int n);
 extern void ConflictFetchRivals(int64 id);
+extern void ConflictFetchRivalsOf(MemtxRec *cand);
 
 /* pipeline.c */
 

@@ -43,7 +43,9 @@
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/rangetypes.h"
 #include "utils/timestamp.h"
+#include "utils/typcache.h"
 
 /*
  * Take records ids[0..n) to committed (or action_safe) through validated, in
@@ -433,6 +435,68 @@ PipelineCommit(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx)
 	TxnEnd(t, status, MR_NONE);
 	FaultPoint("commit:ended");
 	MemtxNotify("commit", t->id, 0, MemtxTxStatusNames[status], nstaged);
+}
+
+/*
+ * memtx.propose's record, pending (not yet in the store, SPEC §21), of
+ * fresh transaction t: lock its slot and run the four checks on it as
+ * PipelineCommit would on the only record of t's run — superseding its
+ * rivals when it passes — and say what its row is to be.  A run of one
+ * record promotes nothing later, and a fresh transaction has no tool
+ * actions below its staging, so nothing is repaired.
+ */
+void
+PipelineAdmitPending(MemtxTxn *t, MemtxRec *rec, PipelineVerdict *v)
+{
+	TypeCacheEntry *range = lookup_type_cache(TSTZRANGEOID, TYPECACHE_RANGE_INFO);
+	bool		valid_now;
+	bool		provenance;
+
+	Assert(rec->pending);
+	LockSlots(t->namespace, &rec->entity, &rec->attribute, 1);
+	FaultPoint("commit:loaded");
+	valid_now = rec->valid == (Datum) 0 ||
+		range_contains_elem_internal(range, DatumGetRangeTypeP(rec->valid),
+									 TimestampTzGetDatum(MemtxNow()));
+	/* a fresh transaction has read nothing */
+	provenance = ArrayGetNItems(ARR_NDIM(rec->parents), ARR_DIMS(rec->parents)) > 0;
+	v->reason = PipelineAdmit(t, rec, valid_now, provenance, true, ConflictMemoCreate(),
+							  &v->checks, &v->superseded);
+	if (v->reason != MR_NONE)
+		v->state = MS_QUARANTINED;
+	else
+		v->state = t->tier == MT_EXTERNAL_ACTION ? MS_ACTION_SAFE : MS_COMMITTED;
+}
+
+/*
+ * After memtx.propose wrote record id of t settled (v) and t's row closed:
+ * what PipelineAdmitAll and PipelineCommit do after the admission — the
+ * receipt, the outcome row (led by t's id), the events.
+ */
+void
+PipelineSettledPending(MemtxTxn *t, int64 id, const PipelineVerdict *v, ReturnSetInfo *rsinfo)
+{
+	Datum		out[4];
+	bool		nulls[4] = {false, false, false, false};
+	int32		checks = v->checks;
+	char	   *superseded = v->superseded;
+
+	if (v->reason == MR_NEEDS_REVIEW)
+		MemtxNotify("review", t->id, id, MemtxReasonName(v->reason), 0);
+	FaultPoint("commit:admitted");
+	ReceiptCommits(t->namespace, &id, &checks, &superseded, 1, true);
+	FaultPoint("commit:receipts");
+	out[0] = Int64GetDatum(t->id);
+	out[1] = Int64GetDatum(id);
+	out[2] = DirectFunctionCall2(enum_in, CStringGetDatum(MemtxStateNames[v->state]),
+								 ObjectIdGetDatum(TupleDescAttr(rsinfo->setDesc, 2)->atttypid));
+	if (v->reason != MR_NONE)
+		out[3] = CStringGetTextDatum(MemtxReasonName(v->reason));
+	else
+		nulls[3] = true;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+	FaultPoint("commit:ended");
+	MemtxNotify("commit", t->id, 0, MemtxTxStatusNames[t->status], 1);
 }
 
 /*
