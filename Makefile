@@ -98,7 +98,8 @@ PGTAP_TESTDB     = memtx_pgtap
 PG_PROVE ?= pg_prove
 .PHONY: installcheck-pgtap installcheck-dump installcheck-conformance installcheck-bench \
 	installcheck-python installcheck-node installcheck-fuzz installcheck-model \
-	installcheck-histories installcheck-enumerate installcheck-enumerate-c installcheck-router
+	installcheck-histories installcheck-enumerate installcheck-enumerate-c installcheck-router \
+	installcheck-mutants
 installcheck-pgtap:
 	$(bindir)/dropdb --if-exists $(PGTAP_TESTDB)
 	$(bindir)/createdb $(PGTAP_TESTDB)
@@ -168,6 +169,10 @@ installcheck-vector:
 installcheck-vector-isolation:
 	$(pg_isolation_regress_installcheck) --inputdir=test/vector --outputdir=test/vector/output_iso \
 		--load-extension=btree_gist --dbname=memtx_vector_isolation $(VECTOR_ISOLATION)
+# every mutant of test/mutants applies to the tree and names the SPEC rule it
+# breaks (the mutation run itself is a long command: test/mutants/run)
+installcheck-mutants:
+	PATH="$(bindir):$$PATH" test/mutants/run --self-test
 
 # the Node client, the memtx-mcp server and the snippets of "Using memtx from an
 # MCP host", with node --test (npm ci first when node_modules is missing or stale)

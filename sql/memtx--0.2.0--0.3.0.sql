@@ -537,8 +537,16 @@ BEGIN ATOMIC
                 THEN 'has a list of record ids that is not an array of numbers'
             WHEN c.kind = 'commit'
                  AND EXISTS (SELECT FROM memtx.records x LEFT JOIN memtx.record_salts s ON s.record_id = x.id
-                              WHERE x.id = c.subject AND x.erased_at IS NULL
-                                AND (c.body->>'value_digest') IS DISTINCT FROM memtx.value_salted_digest(s.salt, x.value))
+                              WHERE x.id = c.subject
+                                AND (c.body->>'value_digest') IS DISTINCT FROM memtx.value_salted_digest(s.salt, x.value)
+                                -- unless erased as erasure requires (SPEC §17): erased_at set
+                                -- behind the API does not hide a changed value
+                                AND NOT (x.erased_at IS NOT NULL AND x.value = 'null'::jsonb AND x.state = 'revoked'
+                                         AND s.record_id IS NULL
+                                         AND EXISTS (SELECT FROM memtx.receipts e
+                                                      WHERE e.namespace = c.namespace AND e.kind = 'retract'
+                                                        AND e.reason = 'erased' AND e.subject = x.id
+                                                        AND e.body->>'subject_is' = 'record')))
                 THEN pg_catalog.format('has a value digest that no longer matches record %s', c.subject)
             END AS detail,
                CASE WHEN c.kind = 'commit' OR c.body->>'subject_is' = 'record' THEN c.subject END AS record

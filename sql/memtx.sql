@@ -1717,7 +1717,7 @@ REVOKE ALL ON FUNCTION memtx.dispositions() FROM PUBLIC;
  * included: the head remembers it), a broken link or hash, a column that
  * disagrees with the body, a subject that does not exist, a list of record
  * ids that is not one, a value digest that no longer matches its record
- * (unless the record was erased), a receipt in the format of 0.2.0 after
+ * (unless the record is erased as erasure requires, below), a receipt in the format of 0.2.0 after
  * receipts of the current one (or in a namespace that never had 0.2.0
  * receipts).
  *
@@ -1784,8 +1784,16 @@ BEGIN ATOMIC
                 THEN 'has a list of record ids that is not an array of numbers'
             WHEN c.kind = 'commit'
                  AND EXISTS (SELECT FROM memtx.records x LEFT JOIN memtx.record_salts s ON s.record_id = x.id
-                              WHERE x.id = c.subject AND x.erased_at IS NULL
-                                AND (c.body->>'value_digest') IS DISTINCT FROM memtx.value_salted_digest(s.salt, x.value))
+                              WHERE x.id = c.subject
+                                AND (c.body->>'value_digest') IS DISTINCT FROM memtx.value_salted_digest(s.salt, x.value)
+                                -- unless erased as erasure requires (SPEC §17): erased_at set
+                                -- behind the API does not hide a changed value
+                                AND NOT (x.erased_at IS NOT NULL AND x.value = 'null'::jsonb AND x.state = 'revoked'
+                                         AND s.record_id IS NULL
+                                         AND EXISTS (SELECT FROM memtx.receipts e
+                                                      WHERE e.namespace = c.namespace AND e.kind = 'retract'
+                                                        AND e.reason = 'erased' AND e.subject = x.id
+                                                        AND e.body->>'subject_is' = 'record')))
                 THEN pg_catalog.format('has a value digest that no longer matches record %s', c.subject)
             END AS detail,
                CASE WHEN c.kind = 'commit' OR c.body->>'subject_is' = 'record' THEN c.subject END AS record

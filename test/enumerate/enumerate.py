@@ -44,7 +44,6 @@ transitions, transitions/s, the maximum depth reached, and
 """
 
 import argparse
-import copy
 import hashlib
 import json
 import os
@@ -83,6 +82,7 @@ class Enumerator:
         self.runner = T.Runner(None, list(TRACE_AGENTS))
         self.runner.conn = conn
         self.runner.role = None
+        self.runner.compare_read_sets = False
         self.visited = {}           # digest of a canonical state -> depth
         self.texts = set() if opts.dump_states else None
         self.states = self.transitions = self.max_depth = 0
@@ -99,8 +99,13 @@ class Enumerator:
 
     def actions(self):
         return self.conn.execute(
-            "SELECT caller, call, stmt FROM memtx_enum.actions(%s, %s)",
-            (self.opts.records, self.opts.tx)).fetchall()
+            "SELECT caller, call, stmt FROM memtx_enum.actions(%s, %s, %s)",
+            (self.opts.records, self.opts.tx, self.opts.alphabet)).fetchall()
+
+    @staticmethod
+    def model():
+        # enumerate.sql sets memtx.flow_control = declared: see there
+        return M.Model(SOURCES, TOOLS, T.START, flow_control="declared")
 
     def execute(self, caller, call, stmt):
         """Runs one call under a new savepoint; ("ok", value) or ("err",
@@ -129,7 +134,7 @@ class Enumerator:
         """Runs call i of the state at depth; returns (call, got, model)."""
         caller, call, stmt = self.acts[depth][i]
         got = self.execute(caller, call, stmt)
-        model = copy.deepcopy(self.models[depth])
+        model = self.models[depth].clone()
         r = self.runner
         r.model = model
         nid = r.new_id(call, got)
@@ -145,7 +150,7 @@ class Enumerator:
         self.vacuum()
         c.execute("BEGIN")
         old, self.path = self.path, []
-        self.models = [M.Model(SOURCES, TOOLS, T.START)]
+        self.models = [self.model()]
         self.acts = [self.actions()]
         for depth, (i, _, _) in enumerate(old):
             _, got, model = self.step(depth, i)
@@ -223,7 +228,7 @@ class Enumerator:
             " ORDER BY tablename")]
         self.vacuum()
         c.execute("BEGIN")
-        self.models = [M.Model(SOURCES, TOOLS, T.START)]
+        self.models = [self.model()]
         self.acts = [self.actions()]
         self.runner.model = self.models[0]
         try:
@@ -243,11 +248,12 @@ class Enumerator:
 
     def trace(self, path):
         """The path as a trace of labelled calls that traces.py replays."""
-        labels, ops = {}, []
+        labels, ops = {}, [{"op": "config", "flow_control": "declared"}]
         for n, (_, call, nid) in enumerate(path):
             op = dict(call)
-            if "agent" in op:
-                op["agent"] = TRACE_AGENTS[op["agent"]]
+            for k in ("agent", "role"):
+                if k in op:
+                    op[k] = TRACE_AGENTS[op[k]]
             op["caller"] = TRACE_AGENTS.get(op["caller"], op["caller"])
             if "tx" in op:
                 op["tx"] = labels["tx", op["tx"]]
@@ -288,6 +294,9 @@ def main():
                     "(positions in actions()'s order, as a mismatch prints "
                     "them); the depth bound still counts from the empty store")
     ap.add_argument("--database", default="memtx_enum")
+    ap.add_argument("--alphabet", default="memtx", choices=("papers", "memtx"),
+                    help="the calls of enumerate.sql to walk (default memtx: "
+                    "the papers' alphabet and memtx's own calls)")
     ap.add_argument("--coverage", action="store_true",
                     help="print how often each outcome was exercised")
     ap.add_argument("--progress", type=float, default=30,
@@ -295,8 +304,8 @@ def main():
     ap.add_argument("--failure-dir", default=os.getcwd(),
                     help="where a mismatch's trace is written")
     opts = ap.parse_args()
-    print("bounds: %d records, %d transactions, depth %d%s" % (
-        opts.records, opts.tx, opts.depth,
+    print("bounds: %d records, %d transactions, depth %d, alphabet %s%s" % (
+        opts.records, opts.tx, opts.depth, opts.alphabet,
         ", restart every %d transitions" % opts.restart_every
         if opts.restart_every else ""), flush=True)
     conn = psycopg.connect(dbname=opts.database, autocommit=True)

@@ -49,22 +49,41 @@ Properties:
                    transaction, the store binds the id to it, the states
                    returned start at its verdict and only move forward in
                    real time (committed -> superseded -> revoked); a retry
-                   with the same content is never refused; an id whose calls
-                   all failed is not bound.  Likewise a commit repeated after
-                   a lost reply returns the stored outcome: the same records,
-                   each in its verdict or a later state.
+                   with the same content is never refused, and no call whose
+                   content differs from the bound record's (the driver
+                   changes the value on purpose) is acknowledged (§10:
+                   23505); an id whose calls all failed is not bound.
+                   Likewise a commit repeated after a lost reply returns the
+                   stored outcome: the same records, each in its verdict or
+                   a later state.
   effect_once      per effect key at most one allowed action in the log; an
-                   acknowledged allowed call returned that action; no call
-                   was blocked after the key's allowed call had completed.
+                   acknowledged allowed call returned that action, and made
+                   or repeats exactly the call the log holds for it (tool,
+                   agent, canonical args: §16; the driver varies each on
+                   purpose); a true repeat is never refused; no call was
+                   blocked after the key's allowed call had completed.
   gate_sound       a reversible tool is always allowed; an allowed
                    irreversible decision had no tentative record throughout
                    its interval; every blocker of an in_flight_tentative
-                   decision could have been in flight then.
+                   decision could have been in flight then; a gate or act
+                   with the caller's own staging in flight is blocked
+                   (in_flight_tentative) with that staging among its
+                   blockers (§5 (1)).
   read_fresh       memtx.lookup returns a record only when its commit began
                    before the read ended and nothing known to have ended it
                    had completed before the read began; and it returns every
                    record committed before the read began that nothing could
                    have ended before the read ended.
+  read_snapshot    every memtx.read of a snapshot reader (a memtx transaction
+                   at committed_read in the snapshot namespace, where
+                   records are only ever committed, each on a slot of its
+                   own) returned exactly the snapshot of §3: no record whose
+                   SQL COMMIT was invoked after the reader's begin had
+                   completed (so it was not committed before the
+                   transaction began, whatever sequence number it drew),
+                   every record whose writer was acknowledged before the
+                   begin was invoked, and every read of one transaction the
+                   same set.
   invariants       memtx.check_invariants() returns no rows.
   receipts         memtx.verify_receipts() finds every chain intact.
 
@@ -93,13 +112,15 @@ ACTIVE = ("committed", "action_safe")
 # states an outcome may reach after its verdict, ranked by how far along
 RANK = {"committed": 0, "action_safe": 0, "quarantined": 0, "superseded": 1, "revoked": 2}
 PROPERTIES = ("realtime_order", "slot_replay", "no_lost_commit", "proposal_stable",
-              "effect_once", "gate_sound", "read_fresh", "invariants", "receipts")
+              "effect_once", "gate_sound", "read_fresh", "read_snapshot", "invariants",
+              "receipts")
 
 
 # ---------------------------------------------------------------- the store
 
-def load_store(conn, ns):
-    """The final store of namespace ns as plain lists of dicts."""
+def load_store(conn, ns, snapshot_ns=None):
+    """The final store of namespace ns (and the snapshot namespace) as plain
+    lists of dicts."""
     def rows(sql, *args):
         cur = conn.execute(sql, args)
         names = [d.name for d in cur.description]
@@ -119,8 +140,13 @@ def load_store(conn, ns):
             " ARRAY(SELECT jsonb_array_elements_text(body->'superseded')::bigint) AS superseded"
             " FROM memtx.receipts WHERE namespace = %s AND kind = 'commit'", ns),
         "action_log": rows(
-            "SELECT tx_id, tool, reversible, allowed, reason, blockers, action_id, effect_key"
-            " FROM memtx.action_log WHERE namespace = %s", ns),
+            "SELECT a.tx_id, a.tool, a.reversible, a.allowed, a.reason, a.blockers, a.action_id,"
+            " a.effect_key, a.args, x.agent"
+            " FROM memtx.action_log a JOIN memtx.transactions x ON x.id = a.tx_id"
+            " WHERE a.namespace = %s", ns),
+        "snapshot_records": rows(
+            "SELECT id, tx_id, state::text AS state FROM memtx.records WHERE namespace = %s",
+            snapshot_ns),
         "rollback_log": rows(
             "SELECT root_id, record_id, action, reason FROM memtx.rollback_log"
             " WHERE namespace = %s", ns),
@@ -128,7 +154,9 @@ def load_store(conn, ns):
             "SELECT id, status::text AS status FROM memtx.transactions WHERE namespace = %s", ns),
         "invariants": rows("SELECT invariant, record_id, detail FROM memtx.check_invariants()"),
         "verify": rows("SELECT namespace, checked, first_bad_seq, detail"
-                       " FROM memtx.verify_receipts(%s)", ns),
+                       " FROM memtx.verify_receipts(%s)", ns)
+        + rows("SELECT namespace, checked, first_bad_seq, detail"
+               " FROM memtx.verify_receipts(%s)", snapshot_ns),
     }
 
 
@@ -158,6 +186,8 @@ def covering(queries, items):
 
 
 class Checker:
+    AGENTS = ("memtx_hist_a", "memtx_hist_b")
+
     def __init__(self, ops, store):
         self.ops = [o for o in ops if o["op"] not in ("start", "terminate")]
         for i, o in enumerate(self.ops):
@@ -217,6 +247,10 @@ class Checker:
                     self.note_settle(res["record"], o["invoke_t"], o["complete_t"], o)
                     self.staged_by[res["record"]] = o
                     self.acked_verdict[res["record"]] = (res["state"], o)
+            elif kind == "own" and self.acked(o):
+                for rec in res["own"]:
+                    self.staged_by[rec] = o
+                    self.note_settle(rec, o["invoke_t"], o["complete_t"], o)
             elif kind in ("txn", "open") and self.acked(o):
                 for rec in res["records"]:
                     self.staged_by[rec] = o
@@ -392,11 +426,12 @@ class Checker:
                                   "revoked" % (rid, o["args"]["tx"]), o, op)
         # records no operation could have made
         known_tx = {o["result"]["tx"] for o in self.ops if self.acked(o) and
-                    o["op"] in ("propose", "txn", "open", "act", "gate")}
+                    o["op"] in ("propose", "txn", "open", "act", "gate", "own")}
         known_pid = {p for p, ops in self.by_proposal.items()
                      if any(o["outcome"] != "fail" for o in ops)}
-        may = sum(len(o["args"].get("stages", [None])) for o in self.ops
-                  if o["outcome"] == "maybe" and o["op"] in ("propose", "txn", "open"))
+        may = sum(len(o["args"].get("stages", [None] * o["args"].get("staged", 1)))
+                  for o in self.ops
+                  if o["outcome"] == "maybe" and o["op"] in ("propose", "txn", "open", "own"))
         stray = [r["id"] for r in self.store["records"] if r["kind"] != "tool_action"
                  and r["tx_id"] not in known_tx and r["proposal"] not in known_pid]
         if len(stray) > may:
@@ -409,9 +444,15 @@ class Checker:
 
     def check_proposal_stable(self):
         bound = {r["proposal"]: r for r in self.store["records"] if r["proposal"] is not None}
+        def same_content(a, r):
+            return (r is not None and tuple(a["slot"]) == (r["entity"], r["attribute"])
+                    and json.loads(a["value"]) == json.loads(r["value"])
+                    and a["expected_head"] == r["expected_head"])
+
         for pid, ops in sorted(self.by_proposal.items()):
             for o in ops:
-                if o["outcome"] == "fail" and o["sqlstate"] == "23505":
+                if o["outcome"] == "fail" and o["sqlstate"] == "23505" and \
+                        same_content(o["args"], bound.get(pid)):
                     self.fail("proposal_stable", "proposal %s: a retry with the same content was "
                               "refused (23505)" % pid, o)
             acks = [o for o in ops if self.acked(o)]
@@ -432,6 +473,12 @@ class Checker:
                 self.fail("proposal_stable", "proposal %s returned record %d, the store binds %s"
                           % (pid, rid, r and r["id"]), *acks)
                 continue
+            for o in ops:
+                a = o["args"]
+                self.count("proposal_stable")
+                if self.acked(o) and not same_content(a, r):
+                    self.fail("proposal_stable", "proposal %s: a call with other content "
+                              "(value %s, bound %s) was accepted" % (pid, a["value"], r["value"]), o)
             verdict = r["verdict"]
             for o in acks:
                 s = o["result"]["state"]
@@ -479,15 +526,38 @@ class Checker:
                           % (key, len(rows), [r["action_id"] for r in rows]))
         acts = [o for o in self.ops if o["op"] == "act" and o["args"]["effect_key"]]
         act_of_tx = {o["result"]["tx"]: o for o in acts if self.acked(o)}
+        harness = {r["agent"] for r in self.store["action_log"]} - set(self.AGENTS)
+
+        def same_call(o, row):
+            a = o["args"]
+            agent_ok = (row["agent"] == a["agent"] if a.get("agent")
+                        else row["agent"] in harness)
+            return a["tool"] == row["tool"] and agent_ok and a["args"] == row["args"]
+
         for o in acts:
+            key = o["args"]["effect_key"]
+            if o["outcome"] == "fail" and o["sqlstate"] == "23505":
+                for r in allowed.get(key, []):
+                    first = act_of_tx.get(r["tx_id"])
+                    self.count("effect_once")
+                    if same_call(o, r) and first and first["complete_t"] < o["invoke_t"]:
+                        self.fail("effect_once", "a true repeat under key %s (the same tool, "
+                                  "agent and args) was refused" % key, first, o)
             if not self.acked(o):
                 continue
-            key, res = o["args"]["effect_key"], o["result"]
+            res = o["result"]
             self.count("effect_once")
             rows = allowed.get(key, [])
             if res["allowed"] and res["action_id"] not in [r["action_id"] for r in rows]:
                 self.fail("effect_once", "act under key %s was allowed as action %s, which the "
                           "log does not hold" % (key, res["action_id"]), o)
+            for r in rows:
+                if res["allowed"] and res["action_id"] == r["action_id"] and not same_call(o, r):
+                    self.fail("effect_once", "act under key %s (tool %s, agent %s, args %s) "
+                              "answered with the decision of another call (tool %s, agent %s, "
+                              "args %s)" % (key, o["args"]["tool"], o["args"].get("agent"),
+                                            o["args"]["args"], r["tool"], r["agent"], r["args"]),
+                              o)
             if not res["allowed"]:
                 for r in rows:
                     first = act_of_tx.get(r["tx_id"])
@@ -538,6 +608,18 @@ class Checker:
                         self.fail("gate_sound", "blocker %d was never in flight (made by %s)"
                                   % (rid, self.staged_by.get(rid, {}).get("op", "nothing")),
                                   o, *([self.staged_by[rid]] if rid in self.staged_by else []))
+        for o in self.ops:
+            if o["op"] != "own" or not self.acked(o):
+                continue
+            self.count("gate_sound")
+            res = o["result"]
+            if res["allowed"] or res["reason"] != "in_flight_tentative":
+                self.fail("gate_sound", "%s of an irreversible tool with the caller's own staging "
+                          "%s in flight was not blocked by it (%s, %s)"
+                          % (o["args"]["call"], res["own"], res["allowed"], res["reason"]), o)
+            elif not set(res["own"]) <= set(res["blockers"] or []):
+                self.fail("gate_sound", "%s blocked with blockers %s, without the caller's own "
+                          "staging %s" % (o["args"]["call"], res["blockers"], res["own"]), o)
         for o, rids in covering(allowed, [(s, e, rid) for rid, (s, e, _, _) in lives.items()]):
             for rid in sorted(rids):
                 self.fail("gate_sound", "%s allowed while record %d was in flight for the whole "
@@ -596,6 +678,48 @@ class Checker:
                     self.fail("read_fresh", "read missed record %d, committed before it began "
                               "and active throughout" % rid, o, *self.settle[rid][2])
 
+    def check_read_snapshot(self):
+        writer = {}  # record -> its acknowledged writer
+        for o in self.ops:
+            if o["op"] == "swrite":
+                if self.acked(o):
+                    writer[o["result"]["record"]] = o
+        stored = {r["id"] for r in self.store["snapshot_records"]}
+        begun = {}
+        for o in self.ops:
+            if o["op"] == "sbegin" and self.acked(o):
+                begun[o["result"]["tx"]] = o
+        seen = {}
+        for o in self.ops:
+            if o["op"] != "sread" or not self.acked(o):
+                continue
+            b = begun.get(o["args"]["tx"])
+            if b is None:
+                continue
+            got = set(o["result"]["records"])
+            first = seen.setdefault(o["args"]["tx"], (got, o))
+            self.count("read_snapshot")
+            if first[0] != got:
+                self.fail("read_snapshot", "two reads of transaction %d returned %s and %s: its "
+                          "snapshot changed" % (o["args"]["tx"], sorted(first[0]), sorted(got)),
+                          b, first[1], o)
+            for rid in sorted(got - stored):
+                self.fail("read_snapshot", "read returned record %d, which the namespace does "
+                          "not hold" % rid, o)
+            for rid in sorted(stored):
+                w = writer.get(rid)
+                if w is None:
+                    continue  # its writer's outcome is unknown: either is right
+                self.count("read_snapshot")
+                if rid in got and w["result"]["commit_invoke_t"] > b["complete_t"]:
+                    self.fail("read_snapshot", "read of transaction %d returned record %d, whose "
+                              "SQL COMMIT was invoked after the transaction's begin had completed"
+                              % (o["args"]["tx"], rid), b, w, o)
+                elif rid not in got and w["complete_t"] < b["invoke_t"]:
+                    self.fail("read_snapshot", "read of transaction %d missed record %d, "
+                              "committed before the transaction began" % (o["args"]["tx"], rid),
+                              w, b, o)
+
     def check_invariants(self):
         self.count("invariants")
         for row in self.store["invariants"]:
@@ -649,8 +773,9 @@ def self_test():
            {"tx": 2, "record": 2, "state": "committed", "reason": None}),
         op(0, "propose", dict(prop, value='"a"', proposal="p1", kind="retry"), 4.0, 5.0,
            {"tx": 1, "record": 1, "state": "superseded", "reason": None}),
-        op(1, "act", {"tool": "hist_wire", "args": {"key": "k0"}, "effect_key": "k0"}, 6.0, 7.0,
-           {"tx": 3, "allowed": True, "reason": None, "action_id": 3, "blockers": []}),
+        op(1, "act", {"tool": "hist_wire", "args": {"key": "k0"}, "effect_key": "k0",
+                      "agent": None, "variant": "same"}, 6.0, 7.0,
+           {"tx": 3, "allowed": True, "reason": None, "action_id": 3, "blockers": [], "own": []}),
         op(2, "read", {"slot": ["acct", "owner"]}, 8.0, 9.0, [[2, '"b"']]),
     ]
     store = {
@@ -664,7 +789,9 @@ def self_test():
                      {"record": 2, "disposition": "committed", "reason": None, "pos": 7,
                       "superseded": [1]}],
         "action_log": [{"tx_id": 3, "tool": "hist_wire", "reversible": False, "allowed": True,
-                        "reason": None, "blockers": [], "action_id": 3, "effect_key": "k0"}],
+                        "reason": None, "blockers": [], "action_id": 3, "effect_key": "k0",
+                        "args": {"key": "k0"}, "agent": "postgres"}],
+        "snapshot_records": [],
         "rollback_log": [],
         "transactions": [{"id": i, "status": "committed"} for i in (1, 2, 3)],
         "invariants": [],
@@ -694,13 +821,73 @@ def self_test():
                     {"tx": 6, "allowed": True, "reason": None, "blockers": []}))
         o.append(op(3, "abort", {"tx": 5}, 14.0, 15.0, {"repaired": [[5, "revoked"]]}))
 
+    def changed(o, s):
+        o.append(op(3, "propose", dict(prop, value='"c"', proposal="p1", kind="changed"),
+                    12.0, 13.0, {"tx": 1, "record": 1, "state": "superseded", "reason": None}))
+
+    def other_args(o, s):
+        o.append(op(2, "act", {"tool": "hist_wire", "args": {"key": "k0", "n": 2},
+                               "effect_key": "k0", "agent": None, "variant": "args"},
+                    10.0, 11.0, {"tx": 4, "allowed": True, "reason": None, "action_id": 3,
+                                 "blockers": [], "own": []}))
+
+    def other_agent(o, s):
+        o.append(op(2, "act", {"tool": "hist_wire", "args": {"key": "k0"}, "effect_key": "k0",
+                               "agent": "memtx_hist_a", "variant": "agent"},
+                    10.0, 11.0, {"tx": 4, "allowed": True, "reason": None, "action_id": 3,
+                                 "blockers": [], "own": []}))
+
+    def repeat_refused(o, s):
+        bad = op(2, "act", {"tool": "hist_wire", "args": {"key": "k0"}, "effect_key": "k0",
+                            "agent": None, "variant": "same"}, 10.0, 11.0, None, "fail")
+        bad["sqlstate"] = "23505"
+        o.append(bad)
+
+    def own_allowed(o, s):
+        o.append(op(2, "own", {"tool": "hist_wire", "call": "gate", "staged": 1}, 10.0, 11.0,
+                    {"tx": 5, "allowed": True, "reason": None, "blockers": [], "own": [9]}))
+        s["records"].append(dict(rec(9, 5, '"c"', "committed", "committed"), attribute="limit"))
+        s["receipts"].append({"record": 9, "disposition": "committed", "reason": None,
+                              "pos": 12, "superseded": []})
+
+    def snapshot(o, s, got, commit_invoke, complete):
+        o.append(op(4, "swrite", {"slot": "s4-1"}, 8.0, complete,
+                    {"tx": 20, "record": 20, "state": "committed", "mcommit_t": 8.5,
+                     "commit_invoke_t": commit_invoke}))
+        o.append(op(5, "sbegin", {}, 10.0, 10.5, {"tx": 21}))
+        o.append(op(5, "sread", {"tx": 21}, 12.0, 12.5, {"records": got}))
+        s["snapshot_records"].append({"id": 20, "tx_id": 20, "state": "committed"})
+
+    def late_read(o, s):
+        snapshot(o, s, [20], 10.8, 11.0)
+
+    def missed_read(o, s):
+        snapshot(o, s, [], 9.0, 9.5)
+
+    def moving_snapshot(o, s):
+        snapshot(o, s, [], 10.2, 10.7)
+        o.append(op(5, "sread", {"tx": 21}, 13.0, 13.5, {"records": [20]}))
+
+    def clean_snapshot(o, s):
+        snapshot(o, s, [20], 9.0, 9.5)
+        o.append(op(5, "sread", {"tx": 21}, 13.0, 13.5, {"records": [20]}))
+
     cases = [("a clean history", None, []),
+             ("a clean snapshot read", clean_snapshot, []),
              ("a lost commit", lost, ["no_lost_commit"]),
              ("a duplicated effect key", twice, ["effect_once"]),
              ("a real-time order violation", reorder, ["realtime_order"]),
              ("a stale read", stale, ["read_fresh"]),
              ("a proposal with two records", unstable, ["proposal_stable"]),
-             ("a gate allowed while in flight", gate, ["gate_sound"])]
+             ("a gate allowed while in flight", gate, ["gate_sound"]),
+             ("a retry with other content accepted", changed, ["proposal_stable"]),
+             ("a key answering a call with other args", other_args, ["effect_once"]),
+             ("a key answering another agent", other_agent, ["effect_once"]),
+             ("a true repeat refused", repeat_refused, ["effect_once"]),
+             ("a gate allowed with own staging", own_allowed, ["gate_sound"]),
+             ("a read beyond its snapshot", late_read, ["read_snapshot"]),
+             ("a read missing its snapshot", missed_read, ["read_snapshot"]),
+             ("a snapshot that moved", moving_snapshot, ["read_snapshot"])]
     bad = 0
     for name, mutate, expect in cases:
         o, s = copy.deepcopy(ops), copy.deepcopy(store)
@@ -733,7 +920,7 @@ def main():
     ns = start["args"]["namespace"]
     import psycopg
     with psycopg.connect(opt.dsn, autocommit=True) as conn:
-        store = load_store(conn, ns)
+        store = load_store(conn, ns, start["args"].get("snapshot_namespace", ns + "-snapshot"))
     n = sum(1 for o in ops if o["op"] not in ("start", "terminate"))
     kills = sum(1 for o in ops if o["op"] == "terminate" and o["result"])
     print("history %s: namespace %s, %d operations (%d acknowledged, %d unknown), "

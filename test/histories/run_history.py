@@ -10,6 +10,17 @@ records stay tentative in flight) and later committed or aborted, reads
 through memtx.lookup, revocations, memtx.act under a few effect keys that
 repeat on purpose, and memtx.gate.
 
+Besides, operations that provoke the checker's properties on purpose:
+retries of a proposal id with changed content (which must be refused), act
+calls under a used effect key with other args, another tool or another
+agent (which must be refused, never answered with another call's decision),
+gate and act calls in a transaction with the caller's own staging in flight
+(which must be blocked by it), and, in a second namespace of their own,
+snapshot readers: a memtx transaction begun by one call and read by later
+ones (memtx.read) while writers commit records there, each writer pausing
+between its memtx.commit and its SQL COMMIT, so that a read can be judged
+exactly against the snapshot SPEC §3 defines.
+
 Every operation is written as one JSON line when it ends:
 
     {"client", "op", "args", "invoke_t", "complete_t", "outcome", "result",
@@ -44,6 +55,8 @@ import time
 import psycopg
 
 ENTITIES = ("acct", "plan")
+# agents the harness begins transactions for (made by setup), besides itself
+AGENTS = ("memtx_hist_a", "memtx_hist_b")
 ATTRIBUTES = ("owner", "limit")
 VALUES = ('"a"', '"b"', '"c"')
 EFFECT_KEYS = ("k0", "k1", "k2", "k3", "k4", "k5")
@@ -65,11 +78,13 @@ class Shared:
         self.lock = threading.Lock()
         self.out = out
         self.namespace = namespace
+        self.snapshot_ns = namespace + "-snapshot"
         self.deadline = deadline
         self.ops = 0
         self.proposals = []  # (proposal id, propose args) ever invoked
         self.records = {}  # slot -> record ids seen
         self.next_proposal = 0
+        self.next_slot = 0  # snapshot writers: a new slot each
 
     def log(self, entry):
         with self.lock:
@@ -86,6 +101,11 @@ class Shared:
     def seen_ids(self):
         with self.lock:
             return [i for ids in self.records.values() for i in ids]
+
+    def snapshot_slot(self, client):
+        with self.lock:
+            self.next_slot += 1
+            return "s%d-%d" % (client, self.next_slot)
 
     def proposal_id(self, client):
         with self.lock:
@@ -111,6 +131,7 @@ class Client(threading.Thread):
         self.rng = random.Random(seed * 1000 + n)
         self.conn = None
         self.open_tx = None  # the memtx transaction "open" left open
+        self.reader = None  # the snapshot reader's transaction and reads left
         self.outcome = None  # of the last operation
         self.error = None
 
@@ -172,7 +193,13 @@ class Client(threading.Thread):
             pool = list(self.shared.proposals[-40:])
         if pool and rng.random() < 0.25:
             _, args = rng.choice(pool)
-            self.propose(args, "retry")
+            if rng.random() < 0.3:
+                # §10: the same id with other content must be refused (23505)
+                args = dict(args, value=rng.choice([v for v in VALUES
+                                                    if v != args["value"]]))
+                self.propose(args, "changed")
+            else:
+                self.propose(args, "retry")
             return
         args = {"slot": self.slot(), "value": rng.choice(VALUES),
                 "expected_head": None, "proposal": None}
@@ -221,13 +248,15 @@ class Client(threading.Thread):
 
         return self.run_op("read", {"slot": slot}, body)
 
-    def in_tx(self, step):
-        """An operation body: memtx.begin, then step(cursor, tx), in one SQL transaction."""
-        ns = self.shared.namespace
+    def in_tx(self, step, agent=None, ns=None):
+        """An operation body: memtx.begin (for agent, when given), then
+        step(cursor, tx), in one SQL transaction."""
+        ns = ns or self.shared.namespace
 
         def body(cur):
             with self.conn.transaction():
-                cur.execute("SELECT memtx.begin(namespace => %s)", (ns,))
+                cur.execute("SELECT memtx.begin(agent => %s, namespace => %s)",
+                            (agent, ns))
                 return step(cur, cur.fetchone()[0])
 
         return body
@@ -293,27 +322,114 @@ class Client(threading.Thread):
 
         self.run_op("revoke", {"record": rec}, body)
 
-    def gated(self, call, args):
-        """begin + the gate call + commit, in one SQL transaction."""
+    def gated(self, call, args, agent=None, stage=0):
+        """begin + (stage records: the caller's own staging in flight) + the
+        gate call + commit, in one SQL transaction."""
+        slots = [self.slot() for _ in range(stage)]
+
         def step(cur, tx):
+            own = []
+            for slot in slots:
+                cur.execute("SELECT memtx.stage(%s, %s, %s, %s::jsonb, source => %s)",
+                            (tx, slot[0], slot[1], self.rng.choice(VALUES), SOURCE))
+                own.append(cur.fetchone()[0])
             cur.execute(call, [tx] + args)
             row = dict(zip([d.name for d in cur.description], cur.fetchone()))
             cur.execute("SELECT count(*) FROM memtx.commit(%s)", (tx,))
-            return dict(row, tx=tx)
+            return dict(row, tx=tx, own=own)
 
-        return self.in_tx(step)
+        return self.in_tx(step, agent)
 
     def op_act(self):
-        key = self.rng.choice(EFFECT_KEYS)
-        if self.rng.random() < 0.2:
-            tool, effect_key = self.rng.choice((TOOL_IRREVERSIBLE, TOOL_REVERSIBLE)), None
+        """act under an effect key: the key's own call (tool, agent, args), or
+        now and then the same key with other args, tool or agent, which
+        §16 refuses once the key is used up."""
+        rng = self.rng
+        key = rng.choice(EFFECT_KEYS)
+        agent = None
+        if rng.random() < 0.2:
+            tool, effect_key = rng.choice((TOOL_IRREVERSIBLE, TOOL_REVERSIBLE)), None
+            call_args = {"key": key}
+            variant = "none"
         else:
-            tool, effect_key = tool_of_key(key), key
-        args = {"tool": tool, "args": {"key": key}, "effect_key": effect_key}
+            tool, effect_key, call_args = tool_of_key(key), key, {"key": key}
+            variant = rng.choices(("same", "args", "tool", "agent"), (70, 10, 10, 10))[0]
+            if variant == "args":
+                call_args = {"key": key, "n": rng.randint(1, 3)}
+            elif variant == "tool":
+                tool = TOOL_REVERSIBLE if tool == TOOL_IRREVERSIBLE else TOOL_IRREVERSIBLE
+            elif variant == "agent":
+                agent = rng.choice(AGENTS)
+        args = {"tool": tool, "args": call_args, "effect_key": effect_key,
+                "agent": agent, "variant": variant}
         call = ("SELECT allowed, reason, action_id, blockers FROM memtx.act("
                 "%s, %s, %s::jsonb, effect_key => %s)")
         self.run_op("act", args, self.gated(
-            call, [tool, json.dumps(args["args"]), effect_key]))
+            call, [tool, json.dumps(call_args), effect_key], agent))
+
+    def op_own(self):
+        """gate or act (irreversible, no key) with the caller's own staging
+        in flight: SPEC §5 (1) blocks it, the own records among the
+        blockers."""
+        rng = self.rng
+        n = rng.randint(1, 2)
+        if rng.random() < 0.5:
+            call = "SELECT allowed, reason, blockers FROM memtx.gate(%s, %s)"
+            params = [TOOL_IRREVERSIBLE]
+            kind = "gate"
+        else:
+            call = ("SELECT allowed, reason, action_id, blockers FROM memtx.act("
+                    "%s, %s, %s::jsonb)")
+            params = [TOOL_IRREVERSIBLE, json.dumps({"own": True})]
+            kind = "act"
+        self.run_op("own", {"tool": TOOL_IRREVERSIBLE, "call": kind, "staged": n},
+                    self.gated(call, params, rng.choice((None,) + AGENTS), stage=n))
+
+    # -- snapshot readers and writers (namespace of their own)
+    def op_swrite(self):
+        """A record on a slot of its own, committed with a pause between
+        memtx.commit (which takes the commit's sequence number) and the SQL
+        COMMIT (which makes it visible)."""
+        slot = self.shared.snapshot_slot(self.n)
+        pause = self.rng.uniform(0.02, 0.25)
+
+        def step(cur, tx):
+            cur.execute("SELECT memtx.stage(%s, %s, %s, %s::jsonb, source => %s)",
+                        (tx, slot, "v", '"s"', SOURCE))
+            rec = cur.fetchone()[0]
+            cur.execute("SELECT state::text FROM memtx.commit(%s)", (tx,))
+            state = cur.fetchone()[0]
+            mcommit_t = time.monotonic()
+            time.sleep(pause)
+            return {"tx": tx, "record": rec, "state": state, "mcommit_t": mcommit_t,
+                    "commit_invoke_t": time.monotonic()}
+
+        self.run_op("swrite", {"slot": slot}, self.in_tx(step, ns=self.shared.snapshot_ns))
+
+    def op_sbegin(self):
+        """A reader: a memtx transaction (committed_read) of the snapshot
+        namespace, begun by this call, read by later ones."""
+        ns = self.shared.snapshot_ns
+
+        def body(cur):
+            cur.execute("SELECT memtx.begin(tier => 'low', namespace => %s)", (ns,))
+            return {"tx": cur.fetchone()[0]}
+
+        res = self.run_op("sbegin", {}, body)
+        if res:
+            self.reader = [res["tx"], self.rng.randint(1, 4)]
+
+    def op_sread(self):
+        tx = self.reader[0]
+        self.reader[1] -= 1
+
+        def body(cur):
+            cur.execute("SELECT id FROM memtx.read(%s) ORDER BY id", (tx,))
+            return {"records": [r[0] for r in cur.fetchall()]}
+
+        self.run_op("sread", {"tx": tx}, body)
+        if self.reader and self.reader[1] <= 0:
+            self.reader = None
 
     def op_gate(self):
         tool = self.rng.choice((TOOL_IRREVERSIBLE, TOOL_IRREVERSIBLE, TOOL_REVERSIBLE))
@@ -329,12 +445,16 @@ class Client(threading.Thread):
     def loop(self):
         ops = ((self.op_propose, 40), (self.op_stage, 12), (self.op_open, 10),
                (self.op_lookup, 8), (self.op_revoke, 6), (self.op_act, 14),
-               (self.op_gate, 10))
+               (self.op_gate, 10), (self.op_own, 5), (self.op_swrite, 10),
+               (self.op_sbegin, 4))
         funcs = [f for f, _ in ops]
         weights = [w for _, w in ops]
         while time.monotonic() < self.shared.deadline:
             if self.open_tx is not None and self.rng.random() < 0.5:
                 self.op_finish()
+                continue
+            if self.reader is not None and self.rng.random() < 0.5:
+                self.op_sread()
                 continue
             self.rng.choices(funcs, weights)[0]()
         if self.open_tx is not None:
@@ -365,12 +485,19 @@ def supervisor(shared, dsn, mean, rng, stop):
 
 def setup(dsn, namespace):
     with psycopg.connect(dsn, autocommit=True) as conn:
+        for role in AGENTS:
+            if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s",
+                                (role,)).fetchone():
+                try:
+                    conn.execute("CREATE ROLE %s NOLOGIN" % role)
+                except psycopg.errors.DuplicateObject:
+                    pass    # made by a concurrent setup
         for tool, reversible, comp in ((TOOL_IRREVERSIBLE, False, None),
                                        (TOOL_REVERSIBLE, True, "hist_release")):
             conn.execute("SELECT memtx.register_tool(%s, %s, %s)", (tool, reversible, comp))
         conn.execute("SELECT memtx.register_source(%s, 0.5)", (SOURCE,))
-        n = conn.execute("SELECT count(*) FROM memtx.records WHERE namespace = %s",
-                         (namespace,)).fetchone()[0]
+        n = conn.execute("SELECT count(*) FROM memtx.records WHERE namespace IN (%s, %s)",
+                         (namespace, namespace + "-snapshot")).fetchone()[0]
         if n:
             sys.exit("namespace %s is not empty" % namespace)
 
@@ -393,7 +520,8 @@ def main():
     with open(opt.out, "w") as out:
         shared = Shared(out, namespace, time.monotonic() + opt.seconds)
         shared.log({"op": "start", "client": None, "args": {
-            "namespace": namespace, "seed": seed, "clients": opt.clients,
+            "namespace": namespace, "snapshot_namespace": shared.snapshot_ns,
+            "seed": seed, "clients": opt.clients,
             "seconds": opt.seconds, "terminate": opt.terminate},
             "invoke_t": time.monotonic(), "complete_t": time.monotonic(),
             "outcome": "ok", "result": None, "sqlstate": None})

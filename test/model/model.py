@@ -1,18 +1,19 @@
-"""An independent model of memtx's contract (SPEC.md §1-§10, and the §16
-rules they touch).
+"""An independent model of memtx's contract: SPEC.md §1-§22.
 
 Written from the SPEC text alone, never from the extension's C or SQL: it is
 a second reading of the contract, so a disagreement between it and the
 extension is either a model error (fixed here, citing the SPEC) or an
 extension bug.  The model is a plain state machine over records,
-transactions, edges, the revocation registry, tools, effect keys and
-proposals, driven
-one call at a time by `Model.apply(op, new_id)`, which returns the predicted
+transactions, derivation edges, the revocation registry, sources, tools,
+namespaces and their members, writer epochs, effect keys, proposals, the
+history of every state change, the rollback log, compensation obligations,
+the action log, read sets and the receipts of every namespace, driven one
+call at a time by `Model.apply(op, new_id)`, which returns the predicted
 result and moves the state as the extension should.
 
 Ids are not predicted: the driver passes the id the extension returned for
-a call that creates something (`begin`, `stage`, `propose`, an allowed
-`act`), and the model adopts it.  Everything else is predicted:
+a call that creates something (`begin`, `stage`, `restore`, `propose`, an
+allowed `act`), and the model adopts it.  Everything else is predicted:
 
   ("ok", value)         the call returns value ("id": any new id)
   ("err", codes)        the call fails; codes is a set of SQLSTATEs, or None
@@ -24,11 +25,23 @@ a call that creates something (`begin`, `stage`, `propose`, an allowed
                         still a failure)
 
 Readings where the SPEC is silent or ambiguous are marked READING, with the
-section and the words they read.
+section and the words they read; where the project wrote its decision down
+(README, "Choices where SPEC.md is silent") the reading names it.
+
+v3 (§17-§21) is modelled as written.  The rules the extension of this
+branch does not implement yet are listed in PENDING_ENGINE_RULES: a model
+built with them pending keeps the v2 behaviour for them, and the drivers
+draw no call whose outcome depends on the difference.  `Model(...,
+pending=())` models every rule (the merger of the v3 work turns them on:
+MEMTX_MODEL_RULES=all).
 
 Time is in whole minutes from an origin the driver picks (`Model.now`);
 validity ranges are half-open [lo, hi) with None for an unbounded end.
 """
+
+import decimal
+import hashlib
+import json
 
 ACTIVE = ("committed", "action_safe")
 VIEW_KINDS = ("summary", "profile", "index_entry", "shared_copy")
@@ -37,11 +50,21 @@ SCOPE_RANK = {"private": 0, "shared": 1, "public": 2}
 TIER_LEVEL = {"low": "committed_read", "medium": "verified_read",
               "high": "causally_stable_read",
               "external_action": "action_safe_read"}
+TIER_RANK = {"low": 0, "medium": 1, "high": 2, "external_action": 3}
 LEVELS = ("raw_read", "committed_read", "verified_read",
           "causally_stable_read", "action_safe_read")
 CONFIDENCE_THRESHOLD = 0.6      # §4 1, memtx.confidence_threshold
 AUTHORITY_BYPASS = 0.9          # §4 1, memtx.authority_bypass
 DEFAULT_AUTHORITY = 0.5         # §1, memtx.default_authority
+DEFAULT_TIER = "medium"         # §3, memtx.default_tier
+DEFAULT_NS = "default"
+
+# The v3 rules (by SPEC section) that the extension of this branch does not
+# implement yet.  Each name is a switch: while it is listed, the model keeps
+# the v2 behaviour and the drivers avoid the calls where the two differ.
+PENDING_ENGINE_RULES = frozenset({
+    "§21 propose history",          # no tentative history row for propose
+})
 
 
 class OneOf:
@@ -63,6 +86,17 @@ def matches(pred, actual):
     return pred == actual
 
 
+def first(pred):
+    """The first reading of a prediction (a definite value)."""
+    if isinstance(pred, OneOf):
+        return first(pred.options[0])
+    if isinstance(pred, tuple):
+        return tuple(first(p) for p in pred)
+    if isinstance(pred, list):
+        return [first(p) for p in pred]
+    return pred
+
+
 def overlaps(a, b):
     """Half-open ranges (lo, hi), None = unbounded."""
     alo, ahi = a
@@ -76,6 +110,36 @@ def contains(rng, t):
     return (lo is None or lo <= t) and (hi is None or t < hi)
 
 
+def _jsonb_text(v):
+    if isinstance(v, dict):
+        # jsonb keeps the last of duplicate keys and orders keys by length,
+        # then bytes
+        keys = sorted(v, key=lambda k: (len(k.encode()), k.encode()))
+        return "{" + ", ".join("%s: %s" % (json.dumps(k, ensure_ascii=False),
+                                           _jsonb_text(v[k])) for k in keys) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_jsonb_text(x) for x in v) + "]"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "null"
+    if isinstance(v, decimal.Decimal):
+        if v == 0:
+            return "0"
+        if "e" in str(v).lower():
+            return format(v, "f")
+        return str(v)
+    return json.dumps(v, ensure_ascii=False)
+
+
+def canon(text):
+    """§4 3d: a jsonb value's canonical text (value::text)."""
+    if text is None:
+        return None
+    return _jsonb_text(json.loads(text, parse_float=decimal.Decimal,
+                                  parse_int=decimal.Decimal))
+
+
 class Record:
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -87,19 +151,80 @@ class Tx:
 
 
 class Model:
-    def __init__(self, sources, tools, now):
-        self.sources = dict(sources)        # name -> authority
+    def __init__(self, sources, tools, now, pending=PENDING_ENGINE_RULES,
+                 confidence_threshold=CONFIDENCE_THRESHOLD,
+                 authority_bypass=AUTHORITY_BYPASS,
+                 default_authority=DEFAULT_AUTHORITY, harness_role="postgres",
+                 flow_control="read_set"):
+        # sources: name -> authority, or name -> (authority, claimants)
+        self.sources = {}
+        for name, v in dict(sources).items():
+            self.sources[name] = v if isinstance(v, tuple) else (v, None)
         self.tools = dict(tools)            # name -> reversible
         self.now = now
+        self.pending = frozenset(pending)
+        self.threshold = confidence_threshold
+        self.bypass = authority_bypass
+        self.default_authority = default_authority
+        self.flow_control = flow_control    # §4 3c, memtx.flow_control
+        # §7: the principal is the calling role; the harness's calls are a
+        # superuser's, whose role owns what it stages
+        self.harness_role = harness_role
         self.records = {}                   # id -> Record
         self.edges = {}                     # child id -> [parent ids]
         self.children = {}                  # parent id -> [child ids]
         self.registry = set()               # §6 revocation registry
         self.txs = {}                       # id -> Tx
-        self.effect_keys = {}               # key -> (tool, agent, args, result)
-        self.proposals = {}                 # §10, §17: (agent, proposal id) -> record id
+        self.effect_keys = {}               # (ns, key) -> (tool, agent, args, result)
+        self.proposals = {}                 # §10: proposal key -> record id
+        self.role_tiers = {}                # §3: role -> tier
+        self.members = {}                   # §16: namespace -> roles
+        self.epochs = {}                    # §12: role -> epoch
+        self.fenced = set()                 # §12: roles fenced now
+        self.history = {}                   # §13: id -> [(state, reason, at)]
+        self.rollback = []                  # §6: (root, record, kind, action, reason, note)
+        self.compensations = []             # §6: (root, action id, tool)
+        self.action_log = []                # §5: (tx, tool, allowed, reason, action, key, args)
+        self.receipts = {}                  # §11: ns -> [(kind, subject, disposition, reason)]
+        self.receipt_moves = {}             # §17: ns -> [ids whose state moved, per receipt]
+        self.moved = {}                     # §17: ns -> ids moved since its last receipt
         self.pos = 0                        # one global order (§1)
         self.seq = 0                        # commit sequence (§3 snapshot)
+
+    def rule(self, name):
+        """Whether a v3 rule is modelled (not pending in the engine)."""
+        return name not in self.pending
+
+    def clone(self):
+        """A copy that shares nothing mutable with self (cheaper than
+        copy.deepcopy, for the enumeration)."""
+        m = Model.__new__(Model)
+        m.__dict__.update(self.__dict__)
+        m.records = {k: Record(**r.__dict__) for k, r in self.records.items()}
+        m.edges = dict(self.edges)
+        m.children = {k: list(v) for k, v in self.children.items()}
+        m.registry = set(self.registry)
+        m.txs = {}
+        for k, t in self.txs.items():
+            c = Tx(**t.__dict__)
+            c.staged = list(t.staged)
+            c.read_set = set(t.read_set)
+            m.txs[k] = c
+        m.effect_keys = dict(self.effect_keys)
+        m.proposals = dict(self.proposals)
+        m.role_tiers = dict(self.role_tiers)
+        m.members = {k: set(v) for k, v in self.members.items()}
+        m.epochs = dict(self.epochs)
+        m.fenced = set(self.fenced)
+        m.sources = dict(self.sources)
+        m.history = {k: list(v) for k, v in self.history.items()}
+        m.rollback = list(self.rollback)
+        m.compensations = list(self.compensations)
+        m.action_log = list(self.action_log)
+        m.receipts = {k: list(v) for k, v in self.receipts.items()}
+        m.receipt_moves = {k: list(v) for k, v in self.receipt_moves.items()}
+        m.moved = {k: set(v) for k, v in self.moved.items()}
+        return m
 
     # ------------------------------------------------------------ predicates
 
@@ -125,22 +250,32 @@ class Model:
     @staticmethod
     def readable(r, agent):
         # §7: owner, a member of one of its readers (agents are plain roles,
-        # members of themselves only), or anyone when scope is public
-        return r.owner == agent or agent in r.readers or r.scope == "public"
+        # members of themselves only), or anyone when scope is public; the
+        # harness (a superuser here) reads everything
+        return (agent == "harness" or r.owner == agent or agent in r.readers
+                or r.scope == "public")
+
+    def is_member(self, role, target):
+        """Role membership: agents are plain roles, members of themselves
+        only; the harness is a superuser, a member of every role."""
+        return role == target or role in ("harness", self.harness_role)
+
+    def member(self, role, ns):
+        """§16: a role may work in namespace ns (default: everyone)."""
+        return (ns == DEFAULT_NS or role == "harness"
+                or role in self.members.get(ns, ()))
 
     def rivals(self, a, b):
-        """§4 3d: same slot, overlapping validity, different value;
-        tool_action records take no part in adjudication."""
+        """§4 3d: same namespace and slot, overlapping validity, different
+        value; tool_action records take no part in adjudication."""
         return (a.id != b.id and a.kind != "tool_action"
-                and b.kind != "tool_action" and a.entity == b.entity
-                and a.attribute == b.attribute and overlaps(a.valid, b.valid)
-                and a.value != b.value)
+                and b.kind != "tool_action" and a.ns == b.ns
+                and a.entity == b.entity and a.attribute == b.attribute
+                and overlaps(a.valid, b.valid) and a.value != b.value)
 
     def tentative_rival(self, x, t):
-        # READING §3 causally_stable_read: "a tentative rival in flight" is a
-        # tentative rival staged by another transaction than the reader (the
-        # gate's rule says "the agent's own uncommitted staging included";
-        # this one does not, and the extension leaves the reader's own out)
+        # §22: a tentative rival staged by the reading transaction itself is
+        # not "in flight" for it
         return any(y.state == "tentative" and y.tx != t.id and self.rivals(x, y)
                    for y in self.records.values())
 
@@ -168,7 +303,7 @@ class Model:
 
     def visible(self, r, t):
         """§3 visibility of record r to transaction t."""
-        if not self.readable(r, t.agent):
+        if r.ns != t.ns or not self.readable(r, t.agent):
             return False
         if r.tx == t.id:
             return r.state == "tentative" or self.exposes(r, t)
@@ -189,14 +324,50 @@ class Model:
         # the 30-minute lease of every other call) has run out
         return t.status == "open" and t.expired
 
+    def old_epoch(self, t):
+        """§12: t was opened under an older epoch of its agent."""
+        return t.epoch < self.epochs.get(t.agent, 0)
+
+    def authority_of(self, source):
+        """§1: from the registry at staging, else memtx.default_authority."""
+        entry = self.sources.get(source)
+        return self.default_authority if entry is None else entry[0]
+
+    # ------------------------------------------------------------- writing
+
+    def move(self, r, state, reason):
+        """A state change, kept in the history (§13) when something moved.
+        READING §13 "every state change": a change of the reason alone is
+        kept too (README)."""
+        if (state, reason) != (r.state, r.reason):
+            if state != r.state:
+                self.moved.setdefault(r.ns, set()).add(r.id)
+            r.state, r.reason = state, reason
+            self.history.setdefault(r.id, []).append((state, reason, self.now))
+
+    def receipt(self, ns, kind, subject, disposition, reason):
+        self.receipts.setdefault(ns, []).append(
+            (kind, subject, disposition, reason))
+        self.receipt_moves.setdefault(ns, []).append(
+            frozenset(self.moved.pop(ns, ())))
+
+    def log(self, root, rid, action, reason, note):
+        self.rollback.append((root, rid, self.records[rid].kind, action,
+                              reason, note))
+
     # ------------------------------------------------------------- checks
 
     def tx_check(self, op, allow_committed=False):
         """The common errors of a call on a transaction, or None."""
         t = self.txs[op["tx"]]
-        foreign = op["caller"] != t.agent
+        caller = op["caller"]
+        foreign = caller != t.agent and caller != "harness"
         ended = t.status != "open" and not (allow_committed and t.status in (
             "committed", "partially_committed"))
+        if self.old_epoch(t):
+            # §12: a call on a transaction opened under an older epoch fails
+            # forever, even for a harness
+            return ("err", {"42501"})
         if foreign and not ended and not self.lease_out(t):
             return ("err", {"42501"})       # §3: only the transaction's agent
         if foreign or ended or self.lease_out(t):
@@ -226,15 +397,70 @@ class Model:
                 t.expired = True
         return ("ok", None)
 
+    # --- registries and configuration (§1, §3, §5, §16): harness only
+
+    def op_register_source(self, op, new_id):
+        if op["caller"] != "harness":
+            return ("err", {"42501"})
+        if not 0 <= op["authority"] <= 1:
+            return ("err", None)
+        # README: re-registering replaces the whole registration
+        self.sources[op["name"]] = (op["authority"],
+                                    None if op.get("claimants") is None
+                                    else frozenset(op["claimants"]))
+        return ("ok", None)
+
+    def op_set_role_tier(self, op, new_id):
+        if op["caller"] != "harness":
+            return ("err", {"42501"})
+        if op["tier"] is None:
+            self.role_tiers.pop(op["role"], None)
+        else:
+            self.role_tiers[op["role"]] = op["tier"]
+        return ("ok", None)
+
+    def op_grant_namespace(self, op, new_id):
+        if op["caller"] != "harness":
+            return ("err", {"42501"})
+        self.members.setdefault(op["namespace"], set()).add(op["role"])
+        return ("ok", None)
+
+    def op_revoke_namespace(self, op, new_id):
+        if op["caller"] != "harness":
+            return ("err", {"42501"})
+        self.members.get(op["namespace"], set()).discard(op["role"])
+        return ("ok", None)
+
+    # --- transactions (§3)
+
     def op_begin(self, op, new_id):
-        # §3: a harness passes tier, agent and (sometimes) isolation
-        level = op.get("isolation") or TIER_LEVEL[op["tier"]]
+        caller = op["caller"]
+        ns = op.get("namespace") or DEFAULT_NS
+        if caller != "harness":
+            if op.get("tier") or op.get("isolation") or (
+                    op.get("agent") not in (None, caller)):
+                return ("err", {"42501"})   # §3: trusted configuration
+            agent = caller
+            # §16 tier floor: the session user is the superuser here, with
+            # no tier of its own
+            tier = self.role_tiers.get(agent, DEFAULT_TIER)
+        else:
+            agent = op["agent"]
+            tier = op.get("tier") or self.role_tiers.get(agent, DEFAULT_TIER)
+        # §16: only members (or a harness) begin outside default; READING: a
+        # harness beginning for an agent vouches for it
+        if not self.member(caller, ns):
+            return ("err", {"42501"})
+        if agent in self.fenced:
+            return ("err", {"42501"})       # §12: begin is a write
+        level = op.get("isolation") or TIER_LEVEL[tier]
         self.pos += 1
-        self.txs[new_id] = Tx(id=new_id, agent=op["agent"], tier=op["tier"],
+        self.txs[new_id] = Tx(id=new_id, agent=agent, tier=tier, ns=ns,
                               level=level, status="open", snapshot=self.seq,
                               begin_pos=self.pos, staged=[], read_set=set(),
                               short=bool(op.get("short_lease")), expired=False,
-                              outcome=None)
+                              outcome=None, epoch=self.epochs.get(agent, 0),
+                              verifier_calls=0)
         return ("ok", "id")
 
     def op_stage(self, op, new_id):
@@ -242,64 +468,111 @@ class Model:
         # SPEC orders neither the argument checks among themselves nor against
         # the transaction checks, so with several problems any of their codes
         err = self.tx_check(op)
+        t = self.txs[op["tx"]]
         problems = [] if err is None else [None if err[1] is None
                                            else next(iter(err[1]))]
-        t = self.txs[op["tx"]]
-        problems += self.argument_problems(op, t.agent)
+        problems += self.argument_problems(op, t.agent, t.ns, op["caller"])
+        claim = self.claim_refused(op["source"], op["caller"])
         if problems:
+            # READING: the order of a claimants refusal and the argument
+            # errors is not given
+            if claim:
+                problems.append("42501")
             return ("err", None if None in problems else set(problems))
-        parents = op["parents"]
-        observed = self.observed(op)
-        head = op.get("expected_head")
         proposal = op.get("proposal")
-        if proposal is not None and (t.agent, proposal) in self.proposals:
+        pkey = self.proposal_key(t.ns, t.agent, proposal)
+        if proposal is not None and pkey in self.proposals:
             # §10: a retry of the same content by the same agent returns the
             # original id and stages nothing; anything else is 23505.
-            # §17: ids are per agent: another agent's use is another proposal.
-            # READING §3/§16: a retry writes nothing, yet as a call on the
-            # transaction (not a probe) it renews the lease
-            o = self.records[self.proposals[t.agent, proposal]]
+            # §22: a retry renews the lease.  READING: the order of a
+            # claimants refusal (42501) and the content check is not given
+            o = self.records[self.proposals[pkey]]
             if not self.same_content(o, op, t.agent):
-                return ("err", {"23505"})
+                return ("err", {"23505", "42501"} if claim else {"23505"})
+            if claim:
+                return ("any", None)
             self.renew(t, op)
             return ("ok", o.id)
+        if claim:
+            return ("err", {"42501"})       # §16: claimants
+        self.stage_record(t, op, new_id, op["parents"], self.observed(op),
+                          op.get("expected_head"), proposal, None,
+                          self.principal(op["caller"]))
+        self.renew(t, op)
+        return ("ok", "id")
+
+    def claim_refused(self, source, caller):
+        """§16: a source registered with claimants is staged with only by
+        their members (or a harness)."""
+        src = self.sources.get(source)
+        return (src is not None and src[1] is not None
+                and caller != "harness" and caller not in src[1])
+
+    def principal(self, caller):
+        """§7: the role that calls the API."""
+        return self.harness_role if caller == "harness" else caller
+
+    def stage_record(self, t, op, new_id, parents, observed, head, proposal,
+                     restored_from, owner):
         self.pos += 1
-        r = Record(id=new_id, tx=t.id, owner=t.agent, entity=op["entity"],
-                   attribute=op["attribute"], value=op["value"],
-                   kind=op["kind"], source=op["source"],
-                   authority=self.sources.get(op["source"], DEFAULT_AUTHORITY),
+        r = Record(id=new_id, tx=t.id, ns=t.ns, owner=owner,
+                   entity=op["entity"], attribute=op["attribute"],
+                   value=canon(op["value"]), kind=op["kind"],
+                   source=op["source"],
+                   authority=self.authority_of(op["source"]),
                    confidence=op["confidence"], scope=op["scope"],
                    readers=frozenset(op["readers"] or ()),
                    writers=frozenset(op["writers"] or ()),
                    valid=tuple(op["valid"]) if op["valid"] else (None, None),
                    observed_at=observed, state="tentative", reason=None,
                    staged_pos=self.pos, committed_seq=None, tool=None,
-                   expected_head=head, proposal=proposal)
+                   expected_head=head, proposal=proposal,
+                   restored_from=restored_from, erased=False, salt=False)
+        self.history[new_id] = [("tentative", None, self.now)]
         self.add_record(r, parents)
         if proposal is not None:
-            self.proposals[t.agent, proposal] = r.id
+            self.proposals[self.proposal_key(t.ns, t.agent, proposal)] = r.id
         t.staged.append(r.id)
-        self.renew(t, op)
-        return ("ok", "id")
+        return r
 
-    def argument_problems(self, op, agent):
+    def proposal_key(self, ns, agent, proposal):
+        if self.rule("§17 proposal ids per agent"):
+            return (ns, agent, proposal)
+        return (ns, proposal)
+
+    def argument_problems(self, op, agent, ns, principal=None):
         """The SQLSTATEs of what is wrong with a stage's (or a propose's)
         arguments; None stands for a code the SPEC does not name."""
         problems = []
         for p in op["parents"]:
-            if not self.readable(self.records[p], agent):
+            r = self.records.get(p)
+            # §7: the principal (the calling role) must be able to read
+            # every declared parent
+            if r is None or not self.readable(r, principal or agent):
                 problems.append("42704")    # §16: not readable = not existing
+            elif r.ns != ns:
+                # §3: no operation spans two namespaces; READING: the SPEC
+                # names no code for a parent of another namespace
+                problems.append(None)
         if op["observed_at"] is not None and op["observed_at"] > self.now:
             problems.append("22008")        # §16 sources
         if not 0 <= op["confidence"] <= 1:
             problems.append(None)           # §4: a specific SQLSTATE, unnamed
+        if op["valid"] and op["valid"][0] is not None and \
+                op["valid"][1] is not None and op["valid"][0] >= op["valid"][1]:
+            # READING: an empty validity range contains no instant; README
+            # refuses it (code unnamed)
+            problems.append(None)
+        if op["entity"].startswith("tool:"):
+            problems.append(None)           # §4: staging on tool: is an error
         head = op.get("expected_head")
-        if head not in (None, 0) and not (
-                head in self.records and self.records[head].kind != "tool_action"
-                and self.records[head].entity == op["entity"]
-                and self.records[head].attribute == op["attribute"]
-                and self.readable(self.records[head], agent)):
-            problems.append("22023")        # §10: one error for both cases
+        if head not in (None, 0):
+            h = self.records.get(head)
+            if not (h is not None and h.kind != "tool_action" and h.ns == ns
+                    and h.entity == op["entity"]
+                    and h.attribute == op["attribute"]
+                    and self.readable(h, agent)):
+                problems.append("22023")    # §10: one error for both cases
         return problems
 
     def observed(self, op):
@@ -311,12 +584,13 @@ class Model:
         return max(seen) if seen else None
 
     def same_content(self, r, op, agent):
-        """§10: the same agent and what r stores once defaults apply."""
-        return r.owner == agent and (
+        """§10: the same agent and what r stores once defaults apply; an
+        erased record matches no content."""
+        return not r.erased and self.txs[r.tx].agent == agent and (
             r.entity, r.attribute, r.value, r.kind, r.source, r.confidence,
             frozenset(self.edges[r.id]), r.scope, r.readers, r.writers,
             r.valid, r.observed_at, r.expected_head) == (
-            op["entity"], op["attribute"], op["value"], op["kind"],
+            op["entity"], op["attribute"], canon(op["value"]), op["kind"],
             op["source"], op["confidence"], frozenset(op["parents"]),
             op["scope"], frozenset(op["readers"] or ()),
             frozenset(op["writers"] or ()),
@@ -328,8 +602,8 @@ class Model:
         whatever their value."""
         return {x.id for x in self.records.values()
                 if x.state in ACTIVE and x.id != r.id and x.kind != "tool_action"
-                and x.entity == r.entity and x.attribute == r.attribute
-                and overlaps(x.valid, r.valid)}
+                and x.ns == r.ns and x.entity == r.entity
+                and x.attribute == r.attribute and overlaps(x.valid, r.valid)}
 
     def head_matches(self, r):
         want = set() if r.expected_head == 0 else {r.expected_head}
@@ -337,12 +611,14 @@ class Model:
 
     def add_record(self, r, parents):
         self.records[r.id] = r
-        self.edges[r.id] = list(parents)
-        for p in parents:
+        self.edges[r.id] = list(dict.fromkeys(parents))
+        for p in self.edges[r.id]:
             self.children.setdefault(p, []).append(r.id)
 
     def op_read(self, op, new_id):
-        err = self.tx_check(op)
+        # README: read works in a committed transaction too (like gate and
+        # act), not in an aborted one
+        err = self.tx_check(op, allow_committed=True)
         if err:
             return err
         t = self.txs[op["tx"]]
@@ -363,8 +639,8 @@ class Model:
 
     def check_record(self, r, t):
         """The four ordered checks; returns (reason, rivals to supersede)."""
-        # 1 evidence
-        if r.confidence < CONFIDENCE_THRESHOLD and r.authority < AUTHORITY_BYPASS:
+        # 1 evidence (both inclusive)
+        if r.confidence < self.threshold and r.authority < self.bypass:
             return "low_evidence", []
         # 2 validity
         if not contains(r.valid, self.now):
@@ -379,26 +655,32 @@ class Model:
             return "uncommitted_parent", []
         if any(p.state in ("quarantined", "superseded") for p in parents):
             return "inactive_parent", []
-        # 3c: declared parents plus the read set (flow_control = read_set)
-        flow = {p.id for p in parents} | t.read_set
+        # 3c: declared parents plus, under flow_control = read_set, the read
+        # set
+        flow = {p.id for p in parents}
+        if self.flow_control == "read_set":
+            flow |= t.read_set
         for pid in sorted(flow):
             p = self.records[pid]
             if SCOPE_RANK[p.scope] < SCOPE_RANK[r.scope]:
                 return "permission_laundering", []
             if p.scope != "public" and not r.readers <= p.readers:
                 return "permission_laundering", []
-        # 3d slot adjudication; §10: the expected head is its first rule,
-        # and a matching head lifts the snapshot-based staleness rule
+        # 3d slot adjudication; §4: a record that reaches it with a rival is
+        # one metered verifier call; §10: the expected head is its first
+        # rule, and a matching head lifts the snapshot-based staleness rule
+        rivals = [x for x in self.records.values()
+                  if x.state in ACTIVE and self.rivals(r, x)]
+        if rivals:
+            t.verifier_calls += 1
         if r.expected_head is not None and not self.head_matches(r):
             return "stale_head", []
         head_ok = r.expected_head is not None
-        rivals = [x for x in self.records.values()
-                  if x.state in ACTIVE and self.rivals(r, x)]
         outcomes = set()
         for x in rivals:
-            # READING §4 3d: "(records committed by the same transaction are
-            # never stale to it)" qualifies the snapshot rule only; a rival
-            # of the same transaction observed later is stale_late_write
+            # §22: "(records committed by the same transaction are never
+            # stale to it)" qualifies the snapshot rule only; a rival of the
+            # same transaction observed later is stale_late_write
             if ((not head_ok and x.tx != t.id and x.committed_seq is not None
                  and x.committed_seq > t.snapshot)
                     or (x.observed_at is not None and r.observed_at is not None
@@ -407,9 +689,10 @@ class Model:
             elif r.authority < x.authority:
                 outcomes.add("lower_authority")
             elif r.authority == x.authority and r.source != x.source:
-                # READING §4 3d: two NULL sources are the same source
+                # READING §4 3d: two NULL sources are the same source (README)
                 outcomes.add("needs_review")
-            elif not (t.agent == x.owner or t.agent in x.writers):
+            elif not (self.is_member(r.owner, x.owner)
+                      or any(self.is_member(r.owner, w) for w in x.writers)):
                 outcomes.add("write_not_permitted")
         for reason in ("stale_late_write", "lower_authority",
                        "write_not_permitted", "needs_review"):
@@ -421,14 +704,21 @@ class Model:
                 return "unstable_dependency", []
         return None, rivals
 
+    def supersede(self, x):
+        # READING §4 3d: "rival -> superseded" names no reason; the rival
+        # keeps its own (the reason vocabulary has no code for it)
+        self.move(x, "superseded", x.reason)
+
     def op_commit(self, op, new_id):
         t = self.txs[op["tx"]]
-        if t.outcome is not None and op["caller"] == t.agent:
+        if self.old_epoch(t):
+            return ("err", {"42501"})       # §12: the stored outcome included
+        if t.outcome is not None and op["caller"] in (t.agent, "harness"):
             return ("ok", list(t.outcome))  # §4: idempotent
-        if t.status == "aborted" and op["caller"] == t.agent:
-            # READING §4: commit of a transaction ended by abort, expiry or
-            # fence; the SPEC says neither error nor outcome, so the result is
-            # not compared (the state still is: nothing may change)
+        if t.status == "aborted" and op["caller"] in (t.agent, "harness"):
+            # READING §4: commit of a transaction ended by abort or expiry;
+            # the SPEC says neither error nor outcome, so the result is not
+            # compared (the state still is: nothing may change)
             return ("any", None)
         err = self.tx_check(op)
         if err:
@@ -442,17 +732,19 @@ class Model:
                 continue
             reason, beaten = self.check_record(r, t)
             if reason:
-                r.state, r.reason = "quarantined", reason
+                self.move(r, "quarantined", reason)
+                self.receipt(t.ns, "commit", rid, "quarantined", reason)
                 self.repair_actions_of(r)
             else:
                 for x in beaten:
-                    x.state = "superseded"
-                    x.reason = OneOf(x.reason, None, "superseded")
+                    self.supersede(x)
                 self.seq += 1
                 r.committed_seq = self.seq
-                r.state = ("action_safe" if t.tier == "external_action"
-                           else "committed")
+                self.move(r, "action_safe" if t.tier == "external_action"
+                          else "committed", None)
+                self.receipt(t.ns, "commit", rid, r.state, None)
                 passed += 1
+            r.salt = True
             rows.append((rid, r.state, r.reason))
         if passed == len(t.staged):
             t.status = "committed"
@@ -465,82 +757,99 @@ class Model:
 
     def repair_actions_of(self, r):
         """§16: a tool action derived from a record that leaves tentative
-        other than by committing is repaired with that record as the root."""
+        other than by committing is repaired with that record as the root.
+        README: the rows carry the record as root_id, with no root row."""
         for d in self.descendants(r.id):
             x = self.records[d]
             if x.kind != "tool_action":
                 continue
             if x.state in ACTIVE:
-                x.state, x.reason = "revoked", "revoked_parent"
+                self.log(r.id, d, self.action_repair(x, r.id), "revoked_parent",
+                         None)
+                self.move(x, "revoked", "revoked_parent")
             # READING §16 "repaired as in §6": what descends from each action
             # below the record (one revoked earlier included) is then
             # repaired as §6 repairs descendants
-            self.repair_descendants(d)
+            self.repair_descendants(d, r.id, None)
 
     # --- retraction (§6)
 
-    def cascade(self, root, reason):
+    def cascade(self, root, reason, note):
         r = self.records[root]
         if r.state == "revoked":
             return []
-        rows = []
         if r.kind == "tool_action":
             # §16: a tool_action root is repaired like a descendant
-            rows.append((root, self.action_repair(r), reason))
+            action = self.action_repair(r, root)
         else:
-            rows.append((root, "revoked", reason))
-        r.state, r.reason = "revoked", reason
-        return rows + self.repair_descendants(root)
+            action = "revoked"
+        self.log(root, root, action, reason, note)
+        rows = [(root, action, reason)]
+        self.move(r, "revoked", reason)
+        return rows + self.repair_descendants(root, root, note)
 
-    def repair_descendants(self, root):
+    def repair_descendants(self, below, root, note):
         rows = []
-        for d in self.descendants(root):
+        for d in self.descendants(below):
             x = self.records[d]
             if x.state == "revoked":
                 continue
             if x.state in ACTIVE:
                 if x.kind == "belief":
-                    x.state, x.reason = "revoked", "revoked_parent"
-                    rows.append((d, "revoked", "revoked_parent"))
+                    action = "revoked"
+                    self.move(x, "revoked", "revoked_parent")
                 elif x.kind in VIEW_KINDS:
-                    x.state, x.reason = "quarantined", "invalidated"
+                    action = "quarantined"
+                    self.move(x, "quarantined", "invalidated")
                     self.registry.add(d)
-                    rows.append((d, "quarantined", "invalidated"))
                 else:
-                    rows.append((d, self.action_repair(x), "revoked_parent"))
-                    x.state, x.reason = "revoked", "revoked_parent"
+                    action = self.action_repair(x, root)
+                    self.move(x, "revoked", "revoked_parent")
             elif x.state == "quarantined" and d in self.registry:
                 continue                    # stays quarantined, no new row
             else:
                 # tentative, superseded, quarantined at commit
-                x.state, x.reason = "revoked", "revoked_parent"
-                rows.append((d, "revoked", "revoked_parent"))
+                action = "revoked"
+                self.move(x, "revoked", "revoked_parent")
+            self.log(root, d, action, x.reason, note)
+            rows.append((d, action, x.reason))
         return rows
 
-    def action_repair(self, x):
+    def action_repair(self, x, root):
         # §5: an unregistered tool is irreversible
-        return "compensated" if self.tools.get(x.tool) else "leaked"
+        if self.tools.get(x.tool):
+            self.compensations.append((root, x.id, x.tool))
+            return "compensated"
+        return "leaked"
 
     def abort_tx(self, t, reason):
-        # §6: every staged record still tentative is a root (reason aborted or
-        # expired), even one derived from another; then the cascades
+        # §6: every staged record still tentative is a root (reason aborted,
+        # expired or fenced), even one derived from another; then the
+        # cascades
         roots = [rid for rid in t.staged
                  if self.records[rid].state == "tentative"]
         rows = []
         for rid in roots:
             r = self.records[rid]
-            r.state, r.reason = "revoked", reason
+            self.move(r, "revoked", reason)
+            self.log(rid, rid, "revoked", reason, None)
             rows.append((rid, "revoked", reason))
         for rid in roots:
-            rows.extend(self.repair_descendants(rid))
+            rows.extend(self.repair_descendants(rid, rid, None))
         t.status = "aborted"
+        # §11: one retract receipt per aborted transaction
+        self.receipt(t.ns, "retract", t.id, "retracted", reason)
         return rows
 
     def op_abort(self, op, new_id):
+        t = self.txs[op["tx"]]
+        if (t.status == "aborted" and not self.old_epoch(t)
+                and op["caller"] in (t.agent, "harness")):
+            return ("ok", [])               # README: nothing to do
         err = self.tx_check(op)
         if err:
             return err
-        return ("ok", self.abort_tx(self.txs[op["tx"]], "aborted"))
+        return ("ok", self.abort_tx(t, "aborted"))
 
     def op_revoke(self, op, new_id):
         r = self.records[op["record"]]
@@ -550,7 +859,12 @@ class Model:
             # operation; §16: an unreadable id is "does not exist"
             return ("err", {"42501"} if self.readable(r, caller)
                     else {"42501", "42704"})
-        return ("ok", self.cascade(r.id, "revoked"))
+        if caller in self.fenced:
+            return ("err", {"42501"})       # §12: revoke is a write
+        rows = self.cascade(r.id, "revoked", op.get("note", "n"))
+        if rows:
+            self.receipt(r.ns, "retract", r.id, "retracted", "revoked")
+        return ("ok", rows)
 
     def op_resolve(self, op, new_id):
         """§4 3d: the harness settles a needs_review record, and only such a
@@ -558,71 +872,97 @@ class Model:
         r = self.records[op["record"]]
         if op["caller"] != "harness":
             return ("err", {"42501"})       # §7: a harness operation
+        t = self.txs[r.tx]
+        if op["accept"] and self.old_epoch(t):
+            # READING §12 "a call on any transaction opened under an older
+            # epoch fails forever": accepting commits into it (README)
+            return ("err", {"42501"})
         if r.state != "quarantined" or r.reason != "needs_review":
             return ("err", None)            # READING: the SPEC names no code
         if not op["accept"]:
-            # READING §4: "reject revokes it, with cascade"; the root's reason
-            # is that of a revoke
-            self.cascade(r.id, "revoked")
-            r.reason = OneOf("revoked", "needs_review")
+            # README: rejecting revokes it with reason revoked, note
+            # "review rejected"
+            self.cascade(r.id, "revoked", "review rejected")
+            self.receipt(r.ns, "retract", r.id, "retracted", "revoked")
             return ("ok", "revoked")
-        if any(self.records[a].state not in ACTIVE
+        if any(self.records[a].state not in ACTIVE or a in self.registry
                for a in self.ancestors(r.id)):
             return ("err", {"55000"})       # §10: "as for an inactive ancestor"
         if r.expected_head is not None and not self.head_matches(r):
             return ("err", {"55000"})       # §10: the head re-checked
         for x in list(self.records.values()):
             if x.state in ACTIVE and self.rivals(r, x):
-                x.state = "superseded"
-                x.reason = OneOf(x.reason, None, "superseded")
+                self.supersede(x)
         self.seq += 1
         r.committed_seq = self.seq
-        t = self.txs[r.tx]
-        r.state = "action_safe" if t.tier == "external_action" else "committed"
-        r.reason = OneOf(None, "needs_review")
+        # §1 lifecycle: quarantined -> tentative (revalidation) -> committed
+        self.move(r, "tentative", OneOf("needs_review", None))
+        self.move(r, "action_safe" if t.tier == "external_action"
+                  else "committed", None)
+        self.receipt(r.ns, "commit", r.id, r.state, None)
         return ("ok", r.state)
 
     def op_outcome(self, op, new_id):
         """§10: the proposal's disposition, no row when unknown or not
         readable by the caller."""
-        # §17: the caller's own proposal; a harness names the agent
-        agent = op.get("agent") or op["caller"]
-        rid = self.proposals.get((agent, op["proposal"]))
+        ns = op.get("namespace") or DEFAULT_NS
+        caller = op["caller"]
+        if self.rule("§17 read tenancy") and not self.member(caller, ns):
+            return ("err", {"42501"})
+        if self.rule("§17 outcome agent"):
+            agent = op.get("agent") or caller
+            rid = self.proposals.get(self.proposal_key(ns, agent,
+                                                       op["proposal"]))
+        else:
+            rid = self.proposals.get(self.proposal_key(ns, caller,
+                                                       op["proposal"]))
         if rid is None:
             return ("ok", [])
         r = self.records[rid]
-        if op["caller"] != "harness" and not self.readable(r, op["caller"]):
+        if not self.readable(r, caller):
             return ("ok", [])
         t = self.txs[r.tx]
         return ("ok", [(rid, t.id, r.state, r.reason, t.status)])
 
     def op_propose(self, op, new_id):
         """§10: begin + stage + commit of one record at the caller's
-        configured tier (the driver configures none: memtx.default_tier,
-        medium)."""
-        # §10: "the checks of §4 come first"
-        problems = self.argument_problems(op, op["caller"])
+        configured tier."""
+        caller = op["caller"]
+        ns = op.get("namespace") or DEFAULT_NS
+        # §10: "the checks of §4 come first"; README: argument checks come
+        # before the proposal content check
+        # READING: the order of the argument errors and the 42501 of a
+        # namespace the caller is not a member of (or of a fenced caller) is
+        # not given
+        problems = self.argument_problems(op, caller, ns)
+        if (not self.member(caller, ns) or caller in self.fenced
+                or self.claim_refused(op["source"], caller)):
+            problems.append("42501")
         if problems:
             return ("err", None if None in problems else set(problems))
         proposal = op.get("proposal")
-        if proposal is not None and (op["caller"], proposal) in self.proposals:
-            o = self.records[self.proposals[op["caller"], proposal]]
-            if not self.same_content(o, op, op["caller"]):
+        pkey = self.proposal_key(ns, caller, proposal)
+        if proposal is not None and pkey in self.proposals:
+            o = self.records[self.proposals[pkey]]
+            if not self.same_content(o, op, caller):
                 return ("err", {"23505"})
             t = self.txs[o.tx]
             return ("ok", (t.id, o.id, o.state, o.reason))
+        if self.claim_refused(op["source"], caller):
+            return ("err", {"42501"})
         if new_id is None:
             return ("ok", "ids")            # the extension refused it
         tx_id, rec_id = new_id
-        self.op_begin({"tier": "medium", "agent": op["caller"],
-                       "isolation": None}, tx_id)
-        st = dict(op, tx=tx_id)
-        got = self.op_stage(st, rec_id)
-        if got[0] != "ok":
-            return got
-        rows = self.op_commit({"tx": tx_id, "caller": op["caller"]}, None)[1]
+        self.op_begin({"caller": caller, "namespace": ns}, tx_id)
+        t = self.txs[tx_id]
+        r = self.stage_record(t, op, rec_id, op["parents"], self.observed(op),
+                              op.get("expected_head"), proposal, None, caller)
+        if self.rule("§21 propose history"):
+            # §21: nobody could observe it tentative: no tentative row
+            self.history[rec_id] = []
+        rows = self.op_commit({"tx": tx_id, "caller": caller}, None)[1]
         rid, state, reason = rows[0]
-        return ("ok", (tx_id, rid, state, reason))
+        return ("ok", (tx_id, r.id, state, reason))
 
     def op_expire(self, op, new_id):
         ids = sorted(t.id for t in self.txs.values() if self.lease_out(t))
@@ -635,8 +975,10 @@ class Model:
     def gate_decision(self, t, tool):
         if self.tools.get(tool):
             return (True, None, [])
+        # §5 (1), §22: every tentative record of the namespace blocks, the
+        # caller's own staging included
         blockers = sorted(r.id for r in self.records.values()
-                          if r.state == "tentative")
+                          if r.state == "tentative" and r.ns == t.ns)
         if blockers:
             return (False, "in_flight_tentative", blockers)
         if t.tier == "external_action" and not any(
@@ -657,60 +999,409 @@ class Model:
         if err:
             return err
         t = self.txs[op["tx"]]
-        # §16: an input the agent may not read does not exist (42704);
-        # READING §5 "(unknown ids are an error; the gate's reasons come
-        # first)": the error comes before the gate runs, and its order
-        # against the effect key's is not given
-        unreadable = any(not self.readable(self.records[i], t.agent)
-                         for i in op["inputs"])
+        args = canon(op["args"])
+        # §22: argument errors come first: an input that does not exist for
+        # the agent (unreadable, another namespace) is 42704 before any gate
+        # reason.  README: the harness acting for an agent may name what
+        # either reads.  READING: its order against the effect key's 23505 is
+        # not given
+        # An input of another namespace exists: it is not visible (§3).
+        unknown = any(
+            i not in self.records
+            or not (self.readable(self.records[i], t.agent)
+                    or self.readable(self.records[i], op["caller"]))
+            for i in op["inputs"])
         key = op["effect_key"]
-        if key is not None and key in self.effect_keys:
-            tool, agent, args, result = self.effect_keys[key]
-            if (tool, agent, args) == (op["tool"], t.agent, op["args"]):
-                return ("any", None) if unreadable else ("ok", result)
-            return ("err", {"23505", "42704"} if unreadable else {"23505"})
-        if unreadable:
+        repeated = self.rule("§17 act repeated")
+        if key is not None and (t.ns, key) in self.effect_keys:
+            tool, agent, kargs, result = self.effect_keys[t.ns, key]
+            if (tool, agent, kargs) == (op["tool"], t.agent, args):
+                if unknown:
+                    return ("any", None)
+                return ("ok", result + (True,) if repeated else result)
+            # §16: another tool, agent or args under a used key
+            return ("err", {"23505", "42704"} if unknown else {"23505"})
+        if unknown:
             return ("err", {"42704"})
         allowed, reason, blockers = self.gate_decision(t, op["tool"])
         self.renew(t, op)
+        decision = None
         if not allowed:
-            return ("ok", (False, reason, None, blockers))
-        reasons = {}
-        for i in op["inputs"]:
-            x = self.records[i]
-            # §16: a revoked or registry-listed transitive ancestor, itself
-            # included; READING: the SPEC orders neither this against the §5
-            # input reasons nor inputs among themselves, so any of them
-            if ({i} | self.ancestors(i)) & ({a for a in self.records
-                                             if self.records[a].state == "revoked"}
-                                            | self.registry):
-                reasons.setdefault("revoked_parent", []).append(i)
-            if not self.visible(x, t):
-                reasons.setdefault("input_not_visible", []).append(i)
-            elif t.tier == "external_action" and x.state != "action_safe":
-                reasons.setdefault("input_not_action_safe", []).append(i)
-        if reasons:
-            # READING §5: blockers name the inputs refused for the reason
-            # given (all of them, or the first)
-            return ("ok", OneOf(*[(False, k, None, v)
-                                  for k, ids in sorted(reasons.items())
-                                  for v in (sorted(ids), ids[:1])]))
-        if (t.tier == "external_action" and not self.tools.get(op["tool"])
-                and not op["inputs"]):
-            return ("ok", (False, "inputs_required", None, []))
-        # READING §5: the action record is "committed" at every tier
+            decision = (False, reason, None, blockers)
+        else:
+            reasons = {}
+            dead = ({a for a, x in self.records.items() if x.state == "revoked"}
+                    | self.registry)
+            for i in op["inputs"]:
+                x = self.records[i]
+                # §16: a revoked or registry-listed transitive ancestor,
+                # itself included; README: then visibility, then
+                # action-safety, inputs in the order given
+                if x.ns != t.ns:
+                    # READING: an input of another namespace is not visible
+                    # (§3), whatever its state: §16's revoked_parent looks
+                    # at the transaction's namespace
+                    reasons.setdefault("input_not_visible", []).append(i)
+                elif (({i} | self.ancestors(i)) & dead
+                      and self.readable(x, t.agent)):
+                    # READING (README): an input the caller (a harness) may
+                    # read but the agent may not is input_not_visible, so
+                    # the reason tells the agent nothing about it
+                    reasons.setdefault("revoked_parent", []).append(i)
+                elif not self.visible(x, t):
+                    reasons.setdefault("input_not_visible", []).append(i)
+                elif t.tier == "external_action" and x.state != "action_safe":
+                    reasons.setdefault("input_not_action_safe", []).append(i)
+            for k in ("revoked_parent", "input_not_visible",
+                      "input_not_action_safe"):
+                if k in reasons:
+                    # READING §5: blockers name the inputs refused for the
+                    # reason given
+                    decision = (False, k, None, sorted(set(reasons[k])))
+                    break
+            if decision is None and (t.tier == "external_action"
+                                     and not self.tools.get(op["tool"])
+                                     and not op["inputs"]):
+                decision = (False, "inputs_required", None, [])
+        if decision is not None:
+            self.action_log.append((t.id, op["tool"], False, decision[1], None,
+                                    key, args))
+            self.receipt(t.ns, "act", t.id, "blocked", decision[1])
+            return ("ok", decision + (False,) if repeated else decision)
+        # READING §5: the action record is "committed" at every tier, private
+        # to the agent, its value the call's args (README)
         self.pos += 1
         self.seq += 1
-        a = Record(id=new_id, tx=t.id, owner=t.agent,
+        a = Record(id=new_id, tx=t.id, ns=t.ns,
+                   owner=self.principal(op["caller"]),
                    entity="tool:" + op["tool"], attribute=str(new_id),
-                   value=None, kind="tool_action", source=None,
+                   value=args, kind="tool_action", source=None,
                    authority=None, confidence=None, scope="private",
                    readers=frozenset(), writers=frozenset(),
                    valid=(None, None), observed_at=None, state="committed",
-                   reason=OneOf(None, "committed"), staged_pos=self.pos,
-                   committed_seq=self.seq, tool=op["tool"])
+                   reason=None, staged_pos=self.pos,
+                   committed_seq=self.seq, tool=op["tool"],
+                   expected_head=None, proposal=None, restored_from=None,
+                   erased=False, salt=False)
+        self.history[new_id] = [("committed", None, self.now)]
         self.add_record(a, op["inputs"])
         result = (True, None, new_id, [])
+        self.action_log.append((t.id, op["tool"], True, None, new_id, key,
+                                args))
+        self.receipt(t.ns, "act", t.id, "allowed", None)
         if key is not None:
-            self.effect_keys[key] = (op["tool"], t.agent, op["args"], result)
-        return ("ok", result)
+            self.effect_keys[t.ns, key] = (op["tool"], t.agent, args, result)
+        return ("ok", result + (False,) if repeated else result)
+
+    # --- fencing (§12)
+
+    def op_fence(self, op, new_id):
+        if op["caller"] != "harness":
+            return ("err", {"42501"})
+        role = op["role"]
+        epoch = self.epochs.get(role, 0) + 1
+        # READING (README): a role that has no transaction anywhere gets no
+        # receipt; namespaces in the order of their first transaction's id
+        spaces = []
+        for t in sorted(self.txs.values(), key=lambda t: t.id):
+            if t.agent == role and t.ns not in spaces:
+                spaces.append(t.ns)
+        for t in sorted(self.txs.values(), key=lambda t: t.id):
+            if t.agent == role and t.status == "open":
+                self.abort_tx(t, "fenced")
+        for ns in spaces:
+            self.receipt(ns, "fence", epoch, "fenced", None)
+        self.epochs[role] = epoch
+        self.fenced.add(role)
+        return ("ok", epoch)
+
+    def op_unfence(self, op, new_id):
+        if op["caller"] != "harness":
+            return ("err", {"42501"})
+        self.fenced.discard(op["role"])
+        return ("ok", None)
+
+    # --- history, as-of reads, restore, erasure (§13)
+
+    def state_at(self, rid, at):
+        """§13: the state and reason of the last history row at or before
+        `at`; None when it did not exist yet."""
+        last = None
+        for state, reason, when in self.history.get(rid, ()):
+            if when <= at:
+                last = (state, reason)
+        return last
+
+    def op_read_as_of(self, op, new_id):
+        ns = op.get("namespace") or DEFAULT_NS
+        caller = op["caller"]
+        if self.rule("§17 read tenancy") and not self.member(caller, ns):
+            return ("err", {"42501"})
+        rows = []
+        for rid in sorted(self.records):
+            r = self.records[rid]
+            if r.ns != ns or not self.readable(r, caller):
+                continue
+            if op["entity"] is not None and r.entity != op["entity"]:
+                continue
+            if op["attribute"] is not None and r.attribute != op["attribute"]:
+                continue
+            if op.get("valid_at") is not None and not contains(r.valid,
+                                                                op["valid_at"]):
+                continue
+            then = self.state_at(rid, op["at"])
+            if then is None or first(then[0]) not in ACTIVE:
+                continue
+            rows.append((rid, then[0], then[1]))
+        return ("ok", rows)
+
+    def op_restore(self, op, new_id):
+        err = self.tx_check(op)
+        if err:
+            return err
+        t = self.txs[op["tx"]]
+        found = []
+        for r in self.records.values():
+            if (r.ns == t.ns and r.entity == op["entity"]
+                    and r.attribute == op["attribute"]
+                    and self.readable(r, t.agent) and not r.erased
+                    and (op.get("valid_at") is None
+                         or contains(r.valid, op["valid_at"]))):
+                then = self.state_at(r.id, op["at"])
+                if then is not None and first(then[0]) in ACTIVE:
+                    found.append(r)
+        if len(found) != 1:
+            return ("err", {"22023"})
+        src = found[0]
+        # READING (README): the head count takes every active overlapping
+        # record, readable or not, as commit's head set does
+        heads = [x.id for x in self.records.values()
+                 if x.state in ACTIVE and x.kind != "tool_action"
+                 and x.ns == t.ns and x.entity == src.entity
+                 and x.attribute == src.attribute
+                 and overlaps(x.valid, src.valid)]
+        if len(heads) > 1:
+            return ("err", {"22023"})
+        head = heads[0] if heads else 0
+        if head and not self.readable(self.records[head], t.agent):
+            # §10 via §13: the copy is staged like any record, and a head the
+            # agent may not read is stage's 22023
+            return ("err", {"22023"})
+        if self.claim_refused(src.source, op["caller"]):
+            return ("err", {"42501"})
+        content = {"entity": src.entity, "attribute": src.attribute,
+                   "value": src.value, "kind": src.kind, "source": src.source,
+                   "confidence": src.confidence, "scope": src.scope,
+                   "readers": sorted(src.readers),
+                   "writers": sorted(src.writers),
+                   "valid": None if src.valid == (None, None) else src.valid}
+        self.stage_record(t, content, new_id, [], None, head, None, src.id,
+                          self.principal(op["caller"]))
+        self.renew(t, op)
+        return ("ok", "id")
+
+    def op_erase(self, op, new_id):
+        r = self.records[op["record"]]
+        caller = op["caller"]
+        if caller != "harness":
+            return ("err", {"42501"} if self.readable(r, caller)
+                    else {"42501", "42704"})
+        if r.erased:
+            return ("ok", [])               # §13: writes nothing
+        rows = []
+        if r.state != "revoked":
+            rows = self.cascade(r.id, "erased", op.get("note"))
+        copies = [r]
+        if self.rule("§17 erase restored copies"):
+            copies += [x for x in self.records.values()
+                       if self.restored_chain_reaches(x, r.id)
+                       and not x.erased]
+        for x in copies:
+            if x is not r and x.state != "revoked":
+                rows += self.cascade(x.id, "erased", op.get("note"))
+            x.erased = True
+            x.value = "null"
+            x.salt = False
+            if x.kind == "tool_action":
+                # §13: the action log's and obligations' copies of the args
+                self.action_log = [
+                    e[:6] + ("null",) if e[4] == x.id else e
+                    for e in self.action_log]
+            self.receipt(x.ns, "retract", x.id, "retracted", "erased")
+        return ("ok", rows)
+
+    def restored_chain_reaches(self, x, rid):
+        seen = set()
+        while x.restored_from is not None and x.id not in seen:
+            seen.add(x.id)
+            if x.restored_from == rid:
+                return True
+            x = self.records[x.restored_from]
+        return False
+
+    # --- retrieval and reads without a transaction (§14, §18)
+
+    def op_recall(self, op, new_id):
+        if not 1 <= op["k"] <= 1000:
+            # §14: k outside 1..1000; READING: before or after the
+            # transaction's own checks
+            err = self.tx_check(op, allow_committed=True)
+            return ("err", {"22003"} | (err[1] or set() if err else set()))
+        err = self.tx_check(op, allow_committed=True)
+        if err:
+            return err
+        t = self.txs[op["tx"]]
+        words = self.query_words(op["query"])
+        hits = []
+        if words:
+            for rid in sorted(self.records):
+                r = self.records[rid]
+                if op.get("entity_prefix") is not None and not \
+                        r.entity.startswith(op["entity_prefix"]):
+                    continue
+                if not self.document_matches(r, words, op["query"]):
+                    continue
+                if op.get("valid_at") is not None and not contains(
+                        r.valid, op["valid_at"]):
+                    continue
+                if self.visible(r, t):
+                    hits.append(rid)
+        # equal ranks (see document_matches): rank desc, then id
+        hits = hits[:op["k"]]
+        t.read_set.update(hits)
+        if hits:
+            self.renew(t, op)
+        return ("ok", hits)
+
+    @staticmethod
+    def query_words(query):
+        # the driver's queries are plain lowercase words, "or" between two,
+        # or only stop words ("the", "a"), or empty: websearch_to_tsquery
+        # keeps the words that are not stop words
+        return [w for w in query.split() if w not in ("the", "a", "or", "of")]
+
+    @staticmethod
+    def document_matches(r, words, query):
+        """§14: to_tsvector('english', entity || ' ' || attribute || ' ' ||
+        value::text) @@ websearch_to_tsquery('english', query), for the
+        driver's words (English words that stem to themselves and appear in
+        no entity or attribute): a value string holding the word.  Every
+        match has the word once, at the same position, so every rank is
+        equal."""
+        if r.value is None or not r.value.startswith('"'):
+            return False
+        tokens = json.loads(r.value).split()
+        if " or " in " %s " % query:
+            return any(w in tokens for w in words)
+        return all(w in tokens for w in words)
+
+    def op_lookup(self, op, new_id):
+        ns = op.get("namespace") or DEFAULT_NS
+        caller = op["caller"]
+        if self.rule("§17 read tenancy") and not self.member(caller, ns):
+            return ("err", {"42501"})
+        rows = [rid for rid in sorted(self.records)
+                if self.records[rid].ns == ns
+                and self.records[rid].entity == op["entity"]
+                and (op["attribute"] is None
+                     or self.records[rid].attribute == op["attribute"])
+                and self.records[rid].state in ACTIVE
+                and self.readable(self.records[rid], caller)
+                and (op.get("valid_at") is None
+                     or contains(self.records[rid].valid, op["valid_at"]))]
+        return ("ok", rows)
+
+    # --- lineage (§9, §17)
+
+    def op_lineage(self, op, new_id):
+        """§9: the DAG walk from a record, each record once at its shortest
+        depth, by depth then id; §17: restored_from walked too, with how
+        each record was reached."""
+        root, down = op["record"], op["direction"] == "down"
+        via_rule = self.rule("§17 lineage via")
+        depth, via, frontier = {root: 0}, {root: None}, [root]
+        while frontier:
+            nxt = []
+            for x in frontier:
+                steps = [(c, "derived_from") for c in (
+                    self.children.get(x, ()) if down else self.edges.get(x, ()))]
+                if via_rule:
+                    if down:
+                        steps += [(c.id, "restored_from") for c in
+                                  self.records.values()
+                                  if c.restored_from == x]
+                    elif self.records[x].restored_from is not None:
+                        steps.append((self.records[x].restored_from,
+                                      "restored_from"))
+                for y, how in steps:
+                    if y not in depth:
+                        depth[y] = depth[x] + 1
+                        via[y] = how
+                        nxt.append(y)
+                    elif depth[y] == depth[x] + 1 and how == "derived_from":
+                        via[y] = how        # derived_from when both
+            frontier = nxt
+        rows = sorted(depth, key=lambda y: (depth[y], y))
+        if via_rule:
+            return ("ok", [(y, depth[y], via[y]) for y in rows])
+        return ("ok", [(y, depth[y]) for y in rows])
+
+    # --- receipts (§11)
+
+    def op_verify(self, op, new_id):
+        """verify_receipts(namespace): harness; the chain holds."""
+        if op["caller"] != "harness":
+            return ("err", {"42501"})
+        ns = op["namespace"]
+        n = len(self.receipts.get(ns, ()))
+        if not n:
+            return ("ok", [])
+        return ("ok", [(ns, n, None)])
+
+    def tamper_target(self, op):
+        """§11 (§17): the lowest seq verify_receipts must report after a
+        change behind the API, or None when it reports none."""
+        ns, kind, index = op["namespace"], op["kind"], op["index"]
+        chain = self.receipts.get(ns, [])
+        if kind in ("hash", "body", "column", "prev_hash"):
+            return index + 1
+        if kind == "delete_last":
+            # the missing receipt, or lower: §17 receipts anchor states, so
+            # a record whose state that receipt's call moved now differs from
+            # what the rest of the chain gives it, reported at the receipt
+            # that last settled it (READING: which receipts settle a record
+            # is the engine's bookkeeping of bodies; the model offers every
+            # earlier receipt whose call moved that record)
+            moves = self.receipt_moves.get(ns, [])
+            lower = set()
+            for rid in (moves[-1] if moves else ()):
+                earlier = [i + 1 for i, m in enumerate(moves[:-1]) if rid in m]
+                if earlier:
+                    lower.add(earlier[-1])
+            if not lower:
+                return len(chain)
+            return OneOf(len(chain), *sorted(lower))
+        if kind == "value":
+            # a value digest no longer matching its record, unless erased
+            rid = op["record"]
+            if self.records[rid].erased:
+                return None
+            seqs = [i + 1 for i, rc in enumerate(chain)
+                    if rc[0] == "commit" and rc[1] == rid]
+            return seqs[0] if seqs else None
+        if kind == "state":
+            # §17 receipts anchor states: the receipt that last settled it
+            rid = op["record"]
+            seqs = [i + 1 for i, rc in enumerate(chain)
+                    if rc[1] == rid and rc[0] in ("commit", "retract")]
+            return seqs[-1] if seqs else None
+        if kind == "erased_at":
+            return OneOf(*range(1, len(chain) + 1))
+        raise ValueError(kind)
+
+    def op_tamper(self, op, new_id):
+        """A change behind the API in a rolled-back SQL transaction, then
+        verify_receipts of its namespace: (checked, first_bad_seq).  The
+        store is unchanged afterwards."""
+        target = self.tamper_target(op)
+        return ("ok", target)

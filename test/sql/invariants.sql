@@ -155,7 +155,8 @@ BEGIN;
 UPDATE memtx.records SET state = 'revoked' WHERE id = :o1;
 SELECT * FROM pg_temp.by_namespace();
 ROLLBACK;
--- a receipt deleted in the other namespace: its own check only
+-- a receipt deleted in the other namespace: its own checks only (the missing
+-- receipt and the chain it broke)
 BEGIN;
 ALTER TABLE memtx.receipts DISABLE TRIGGER USER;
 DELETE FROM memtx.receipts WHERE namespace = 'inv_other' AND subject = :o2;

@@ -105,8 +105,9 @@ VALUES ('default', 'retract', :a2, 'retracted', 'erased',
         memtx.now());
 SELECT * FROM pg_temp.audit();
 ROLLBACK;
--- erased_at alone set behind the API (no receipt): the value's digest check no longer applies,
--- but the record is not erased
+-- erased_at alone set behind the API (no receipt): the record is not erased as erasure
+-- requires (SPEC §17), so the value's digest check still applies and finds the changed value
+-- at its commit receipt, the lowest seq
 BEGIN;
 SET LOCAL session_replication_role = replica;
 UPDATE memtx.records SET value = '"mallory"', erased_at = memtx.now() WHERE id = :a2;

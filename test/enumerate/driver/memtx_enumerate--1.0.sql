@@ -1,11 +1,5 @@
 \echo Use "CREATE EXTENSION memtx_enumerate" to load this file. \quit
 
--- The canonical states of the last run with dump_states (a test compares
--- them with another driver's).
-CREATE TABLE memtx_enumerate.states (state text PRIMARY KEY);
-COMMENT ON TABLE memtx_enumerate.states IS 'canonical states found by the last run with dump_states';
-REVOKE ALL ON TABLE memtx_enumerate.states FROM PUBLIC;
-
 -- What a search found so far (done: false when it paused).
 CREATE TYPE memtx_enumerate.figures AS (
     states bigint, transitions bigint, errors bigint, violations bigint, max_depth integer,
@@ -13,19 +7,25 @@ CREATE TYPE memtx_enumerate.figures AS (
 
 CREATE FUNCTION memtx_enumerate.run(max_records integer, max_tx integer, depth integer,
                                     seconds double precision DEFAULT 0,
-                                    dump_states boolean DEFAULT false,
-                                    pause_after bigint DEFAULT 0)
+                                    pause_after bigint DEFAULT 0,
+                                    alphabet text DEFAULT 'papers',
+                                    states_file text DEFAULT NULL,
+                                    transitions_file text DEFAULT NULL,
+                                    parts integer DEFAULT 1,
+                                    part integer DEFAULT 0,
+                                    split_depth integer DEFAULT 1)
     RETURNS memtx_enumerate.figures
     AS 'MODULE_PATHNAME', 'memtx_enumerate_run'
-    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     -- the estimates of the graph's queries pass jit_above_cost: JIT would
     -- compile every execution of them (tens of ms each)
     SET jit = off;
-COMMENT ON FUNCTION memtx_enumerate.run(integer, integer, integer, double precision, boolean, bigint) IS
-    'depth-first search over every state memtx_enum.actions() reaches from the current one within the bounds, each call in a subtransaction rolled back afterwards; memtx.check_invariants() at every new state; seconds > 0 stops the search then; pause_after > 0 pauses it after that many transitions (done is false; resume() goes on)';
+COMMENT ON FUNCTION memtx_enumerate.run(integer, integer, integer, double precision, bigint, text, text, text, integer, integer, integer) IS
+    'depth-first search over every state memtx_enum.actions(max_records, max_tx, alphabet) reaches from the current one within the bounds, each call (its probe) in a subtransaction rolled back afterwards; memtx.check_invariants() at every new state; per state a fingerprint of its calls (label, result, target), written with the state to states_file (the server writes it) at the end; every transition to transitions_file as it goes; seconds > 0 stops the search then; pause_after > 0 pauses it after that many transitions (done is false; resume() goes on); parts > 1 shares the search out below split_depth, this being part number part (0-based)';
 -- superusers only: the search runs calls as any role memtx_enum.actions() names
-REVOKE ALL ON FUNCTION memtx_enumerate.run(integer, integer, integer, double precision, boolean, bigint) FROM PUBLIC;
+-- and writes files as the server
+REVOKE ALL ON FUNCTION memtx_enumerate.run(integer, integer, integer, double precision, bigint, text, text, text, integer, integer, integer) FROM PUBLIC;
 
 CREATE FUNCTION memtx_enumerate.resume() RETURNS memtx_enumerate.figures
     AS 'MODULE_PATHNAME', 'memtx_enumerate_resume'

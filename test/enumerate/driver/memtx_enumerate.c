@@ -6,9 +6,27 @@
  * depth first, every state that the calls of memtx_enum.actions() reach from
  * the current one within the bounds, and runs memtx.check_invariants() at
  * each state it has not seen before.  The graph is the one the Python driver
- * explores: both ask memtx_enum.actions(max_records, max_tx) for the calls
- * enabled in a state (role, statement) and memtx_enum.state() for its
- * canonical text, so their state sets can be compared (dump_states).
+ * explores: both ask memtx_enum.actions(max_records, max_tx, alphabet) for
+ * the calls enabled in a state and memtx_enum.state() for its canonical text.
+ *
+ * Checked against the model.  Every call is run as its probe (a statement
+ * that returns the call's result in canonical form, ids as labels), and
+ * every state keeps a fingerprint of its calls: the sum of a hash of (the
+ * call's label, its result or "error SQLSTATE", the digest of the state it
+ * leads to) over its calls.  At the end the states are written to a file,
+ * one line each (digest, depth, expanded, calls, fingerprint), which
+ * test/enumerate/model_enum.py compares with the same walk of the model of
+ * SPEC.md: equal lines mean every transition taken here gave the result
+ * and reached the state the model predicts.  Digests are the first 16 bytes
+ * of the SHA-256 of the canonical text, which the model computes alike.
+ *
+ * Parts.  With parts > 1 the search below split_depth is shared out: of
+ * the states reached at split_depth that the search would expand, part i
+ * expands the n-th (in the order of its walk) when n mod parts = i.  Every
+ * part runs every call above split_depth, so each state there gets its
+ * whole fingerprint in every part; the parts' files together hold every
+ * state within the bound (a state several parts reached has the same
+ * fingerprint in each).  Two parts use two cores.
  *
  * A transition is one call: BeginInternalSubTransaction, switch to the
  * caller's role (SetUserIdAndSecContext: what GetUserId(), and so memtx,
@@ -43,13 +61,14 @@
  * are exactly those within depth calls of the start (breadth-first's set);
  * invariants are checked once per state.
  *
- * The visited set holds a 128-bit hash of each canonical text (two seeds of
- * PostgreSQL's 64-bit hash_bytes_extended), 24 bytes a state.  A collision
- * would prune a subtree silently: with 64 bits the chance is about 1e-6 at
- * 5.5 million states, with 128 bits it is negligible; the texts themselves
- * (hundreds of bytes each) would cost gigabytes at that scale.  With
- * dump_states the texts are kept as well and written to
- * memtx_enumerate.states at the end, after every subtransaction is gone.
+ * The visited set holds the digest of each canonical text (128 bits of its
+ * SHA-256) with its depth, calls and fingerprint, 40 bytes a state.  A
+ * collision would prune a subtree silently: with 64 bits the chance is
+ * about 1e-6 at 5.5 million states, with 128 bits it is negligible; the
+ * texts themselves (hundreds of bytes each) would cost gigabytes at that
+ * scale.  The states file is written at the end, after every
+ * subtransaction is gone; the transitions file (one line per transition,
+ * for small bounds) as the search goes.
  *
  * Memory: the search lives in a context of its own under TopMemoryContext
  * (it outlives a paused call), freed when it is done or the next run()
@@ -63,7 +82,10 @@
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "common/cryptohash.h"
 #include "common/hashfn.h"
+#include "common/sha2.h"
+#include "storage/fd.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -89,6 +111,9 @@ typedef struct EnumEntry
 {
 	EnumKey		key;
 	int32		depth;			/* shortest depth it was reached at */
+	bool		expanded;		/* its calls were run (and counted) */
+	int32		nout;			/* its calls */
+	uint64		fp;				/* the sum of its calls' hashes */
 	char		status;			/* simplehash's */
 } EnumEntry;
 
@@ -107,7 +132,8 @@ typedef struct EnumEntry
 typedef struct EnumAction
 {
 	Oid			role;			/* InvalidOid: the driver's own */
-	char	   *stmt;
+	char	   *label;			/* the call in canonical form */
+	char	   *stmt;			/* its probe */
 } EnumAction;
 
 /* Where a run's time goes (reported in a NOTICE at the end). */
@@ -132,7 +158,12 @@ typedef struct Enum
 	int32		max_tx;
 	int32		depth_bound;
 	double		seconds;
-	bool		dump;
+	int32		parts;			/* the search is shared out among parts */
+	int32		part;			/* this one's number, 0 .. parts - 1 */
+	int32		split_depth;
+	int64		shares;			/* states at split_depth to expand, met so far */
+	char	   *states_file;	/* where the states go at the end */
+	FILE	   *tfile;			/* every transition, when asked for */
 	instr_time	start;
 	bool		stopped;		/* the time bound was reached */
 	int64		pause_after;	/* transitions per call (0: no pause) */
@@ -143,6 +174,7 @@ typedef struct Enum
 	int32		resume_depth;	/* replay the path down to here (-1: none) */
 	int32	   *pos;			/* per depth: the call in progress, or next */
 	EnumKey    *keys;			/* per depth: the state on the current path */
+	bool	   *counting;		/* per depth: its state's calls are counted */
 
 	int64		states;
 	int64		transitions;
@@ -160,14 +192,13 @@ typedef struct Enum
 	MemoryContext cxt;			/* the search's, in TopMemoryContext */
 	MemoryContext *level;		/* per depth: the calls of the state there */
 	MemoryContext scratch;		/* per transition */
-	MemoryContext dumpcxt;		/* canonical texts, with dump_states */
-	List	   *dumped;
 	const char **path;			/* statements from the start to here */
 
-	Datum		bounds[2];		/* actions()'s arguments */
+	Datum		bounds[3];		/* actions()'s arguments */
 } Enum;
 
 static void EnumExpand(Enum *e, int depth);
+static void EnumClose(Enum *e);
 
 /*
  * The three queries of a transition, prepared once per session (a dropped and
@@ -235,16 +266,54 @@ EnumElapsed(Enum *e)
 	return e->elapsed_before + INSTR_TIME_GET_DOUBLE(now);
 }
 
+/* The first 16 bytes of the SHA-256 of a state's canonical text. */
 static EnumKey
 EnumHash(const char *state)
 {
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	uint8		sum[PG_SHA256_DIGEST_LENGTH];
 	EnumKey		key;
-	size_t		len = strlen(state);
 
-	key.h1 = hash_bytes_extended((const unsigned char *) state, (int) len, 0);
-	key.h2 = hash_bytes_extended((const unsigned char *) state, (int) len,
-								 UINT64CONST(0x9E3779B97F4A7C15));
+	if (ctx == NULL || pg_cryptohash_init(ctx) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) state, strlen(state)) < 0 ||
+		pg_cryptohash_final(ctx, sum, sizeof(sum)) < 0)
+		elog(ERROR, "could not compute a SHA-256 digest");
+	pg_cryptohash_free(ctx);
+	key.h1 = pg_ntoh64(*(uint64 *) sum);
+	key.h2 = pg_ntoh64(*(uint64 *) (sum + 8));
 	return key;
+}
+
+/* The digest in hex, as the states file writes it (33 bytes). */
+static void
+EnumKeyHex(EnumKey key, char *out)
+{
+	snprintf(out, 33, "%016llx%016llx", (unsigned long long) key.h1,
+			 (unsigned long long) key.h2);
+}
+
+/*
+ * A transition's share of its state's fingerprint: the first 8 bytes (big
+ * endian) of sha256(label TAB result TAB target digest in hex).
+ */
+static uint64
+EnumTransitionHash(const char *label, const char *result, EnumKey target)
+{
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	uint8		sum[PG_SHA256_DIGEST_LENGTH];
+	char		hex[33];
+
+	EnumKeyHex(target, hex);
+	if (ctx == NULL || pg_cryptohash_init(ctx) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) label, strlen(label)) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) "\t", 1) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) result, strlen(result)) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) "\t", 1) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) hex, 32) < 0 ||
+		pg_cryptohash_final(ctx, sum, sizeof(sum)) < 0)
+		elog(ERROR, "could not compute a SHA-256 digest");
+	pg_cryptohash_free(ctx);
+	return pg_ntoh64(*(uint64 *) sum);
 }
 
 /* The path of statements to the current state, one per line. */
@@ -308,12 +377,12 @@ EnumCheck(Enum *e, int depth, const char *state)
 
 /*
  * Records the state just reached at depth; returns whether the search goes
- * on from it (new, or reached by a shorter path than before).
+ * on from it (new, or reached by a shorter path than before, and, at the
+ * split depth, this part's share).
  */
 static bool
-EnumVisit(Enum *e, int depth, const char *state)
+EnumVisit(Enum *e, int depth, const char *state, EnumKey key)
 {
-	EnumKey		key = EnumHash(state);
 	EnumEntry  *entry;
 	bool		found;
 
@@ -324,16 +393,51 @@ EnumVisit(Enum *e, int depth, const char *state)
 		if (entry->depth <= depth)
 			return false;
 		entry->depth = depth;
-		return depth < e->depth_bound;
 	}
-	entry->depth = depth;
-	e->states++;
-	if (depth > e->max_depth)
-		e->max_depth = depth;
-	if (e->dump)
-		e->dumped = lappend(e->dumped, MemoryContextStrdup(e->dumpcxt, state));
-	EnumCheck(e, depth, state);
-	return depth < e->depth_bound;
+	else
+	{
+		entry->depth = depth;
+		entry->expanded = false;
+		entry->nout = 0;
+		entry->fp = 0;
+		e->states++;
+		if (depth > e->max_depth)
+			e->max_depth = depth;
+		EnumCheck(e, depth, state);
+	}
+	if (depth >= e->depth_bound)
+		return false;
+	if (e->parts > 1 && depth == e->split_depth)
+		return (e->shares++ % e->parts) == e->part;
+	return true;
+}
+
+/*
+ * Counts a transition from the state at depth into that state's fingerprint
+ * (unless its calls were counted already, when it was expanded before), and
+ * writes it to the transitions file.
+ */
+static void
+EnumCount(Enum *e, int depth, EnumAction *a, const char *result, EnumKey target)
+{
+	if (e->counting[depth])
+	{
+		EnumEntry  *entry = enumset_lookup(e->seen, e->keys[depth]);
+
+		if (entry == NULL)
+			elog(ERROR, "memtx_enumerate: a state on the path is not in the visited set");
+		entry->nout++;
+		entry->fp += EnumTransitionHash(a->label, result, target);
+	}
+	if (e->tfile && e->counting[depth])
+	{
+		char		from[33];
+		char		to[33];
+
+		EnumKeyHex(e->keys[depth], from);
+		EnumKeyHex(target, to);
+		fprintf(e->tfile, "%s\t%s\t%s\t%s\n", from, a->label, result, to);
+	}
 }
 
 /*
@@ -348,10 +452,10 @@ EnumFatalError(int sqlerrcode)
 }
 
 /*
- * Runs call a from the state at depth in a subtransaction, goes on from the
- * state it leads to, then rolls the subtransaction back.  A replay (after a
- * pause) runs a call of the path again: it must succeed and reach the state
- * it reached before, and counts as nothing but time.
+ * Runs call a from the state at depth in a subtransaction, counts it, goes
+ * on from the state it leads to, then rolls the subtransaction back.  A
+ * replay (after a pause) runs a call of the path again: it must succeed and
+ * reach the state it reached before, and counts as nothing but time.
  */
 static void
 EnumStep(Enum *e, int depth, EnumAction *a, bool replay)
@@ -359,8 +463,10 @@ EnumStep(Enum *e, int depth, EnumAction *a, bool replay)
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
 	volatile bool ok = false;
+	char	   *volatile result = NULL;
 	bool		deeper;
 	char	   *state;
+	EnumKey		key;
 
 	MemoryContextReset(e->scratch);
 	if (!replay)
@@ -375,8 +481,14 @@ EnumStep(Enum *e, int depth, EnumAction *a, bool replay)
 	{
 		if (OidIsValid(a->role))
 			SetUserIdAndSecContext(a->role, e->sec_context);
-		SPI_execute(a->stmt, false, 0);
+		if (SPI_execute(a->stmt, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("a probe returned no single row: %s", a->stmt)));
 		MemoryContextSwitchTo(e->scratch);
+		result = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		if (result == NULL)
+			result = "";
 		SetUserIdAndSecContext(e->user, e->sec_context);
 		SPI_freetuptable(SPI_tuptable);
 		EnumSpend(e, replay ? EP_REPLAY : EP_CALL);
@@ -415,16 +527,18 @@ EnumStep(Enum *e, int depth, EnumAction *a, bool replay)
 							   unpack_sql_state(edata->sqlerrcode), depth + 1,
 							   EnumPathText(e, depth + 1))));
 		}
+		/* an error changes nothing: the transition leads back to the state */
+		EnumCount(e, depth, a, psprintf("error %s", unpack_sql_state(edata->sqlerrcode)),
+				  e->keys[depth]);
 	}
 	PG_END_TRY();
 	if (!ok)
 		return;
 
 	state = EnumState(e);
+	key = EnumHash(state);
 	if (replay)
 	{
-		EnumKey		key = EnumHash(state);
-
 		if (key.h1 != e->keys[depth + 1].h1 || key.h2 != e->keys[depth + 1].h2)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
@@ -433,7 +547,10 @@ EnumStep(Enum *e, int depth, EnumAction *a, bool replay)
 		deeper = true;
 	}
 	else
-		deeper = EnumVisit(e, depth + 1, state);
+	{
+		EnumCount(e, depth, a, result, key);
+		deeper = EnumVisit(e, depth + 1, state, key);
+	}
 	if (deeper && !e->stopped)
 	{
 		MemoryContextReset(e->scratch);
@@ -456,7 +573,6 @@ EnumExpand(Enum *e, int depth)
 	MemoryContext cxt = e->level[depth];
 	EnumAction *actions;
 	uint64		n;
-
 	uint64		first = 0;
 
 	CHECK_FOR_INTERRUPTS();
@@ -467,10 +583,19 @@ EnumExpand(Enum *e, int depth)
 	}
 	/*
 	 * After a pause: above its depth, from the call of the path (replayed);
-	 * at its depth, from the next call.
+	 * at its depth, from the next call.  A fresh expansion counts the
+	 * state's calls unless an earlier one did.
 	 */
 	if (e->resume_depth >= depth)
 		first = e->pos[depth];
+	else
+	{
+		EnumEntry  *entry = enumset_lookup(e->seen, e->keys[depth]);
+
+		e->counting[depth] = entry != NULL && !entry->expanded;
+		if (entry != NULL)
+			entry->expanded = true;
+	}
 	if (e->resume_depth == depth)
 		e->resume_depth = -1;
 
@@ -487,15 +612,18 @@ EnumExpand(Enum *e, int depth)
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
 		Datum		caller = SPI_getbinval(tup, desc, 1, &isnull);
+		Datum		label;
 		Datum		stmt;
 
 		actions[i].role = isnull ? InvalidOid :
 			get_role_oid(TextDatumGetCString(caller), false);
-		stmt = SPI_getbinval(tup, desc, 2, &isnull);
+		label = SPI_getbinval(tup, desc, 2, &isnull);
+		stmt = isnull ? (Datum) 0 : SPI_getbinval(tup, desc, 3, &isnull);
 		if (isnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("memtx_enum.actions() returned a null stmt")));
+					 errmsg("memtx_enum.actions() returned a null label or probe")));
+		actions[i].label = TextDatumGetCString(label);
 		actions[i].stmt = TextDatumGetCString(stmt);
 	}
 	SPI_freetuptable(SPI_tuptable);
@@ -549,28 +677,51 @@ EnumProfile(Enum *e, double elapsed)
 					   (long long) (e->transitions - e->errors + 1))));
 }
 
-/* Writes the canonical texts to memtx_enumerate.states. */
-static void
-EnumDump(Enum *e)
+/* Opens a file the server writes, for the driver (a superuser's test tool). */
+static FILE *
+EnumOpen(const char *path)
 {
-	Oid			types[1] = {TEXTOID};
-	SPIPlanPtr	plan;
-	ListCell   *lc;
+	FILE	   *f = fopen(path, "w");
 
-	if (SPI_execute("TRUNCATE memtx_enumerate.states", false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "truncating memtx_enumerate.states failed");
-	MemoryContextSwitchTo(e->cxt);
-	plan = SPI_prepare("INSERT INTO memtx_enumerate.states (state) VALUES ($1)", 1, types);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed");
-	foreach(lc, e->dumped)
+	if (f == NULL)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open \"%s\" for writing: %m", path)));
+	return f;
+}
+
+/* Writes every state of the search: digest, depth, expanded, calls, fingerprint. */
+static void
+EnumWriteStates(Enum *e)
+{
+	FILE	   *f = EnumOpen(e->states_file);
+	enumset_iterator it;
+	EnumEntry  *entry;
+
+	enumset_start_iterate(e->seen, &it);
+	while ((entry = enumset_iterate(e->seen, &it)) != NULL)
 	{
-		Datum		arg = CStringGetTextDatum((char *) lfirst(lc));
+		char		hex[33];
 
-		if (SPI_execute_plan(plan, &arg, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "inserting into memtx_enumerate.states failed");
-		MemoryContextSwitchTo(e->cxt);
-		pfree(DatumGetPointer(arg));
+		EnumKeyHex(entry->key, hex);
+		fprintf(f, "%s %d %d %d %016llx\n", hex, entry->depth, entry->expanded ? 1 : 0,
+				entry->expanded ? entry->nout : 0,
+				(unsigned long long) (entry->expanded ? entry->fp : 0));
+	}
+	if (fclose(f) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write \"%s\": %m", e->states_file)));
+}
+
+/* Closes what a search holds open outside memory contexts. */
+static void
+EnumClose(Enum *e)
+{
+	if (e->tfile)
+	{
+		fclose(e->tfile);
+		e->tfile = NULL;
 	}
 }
 
@@ -592,7 +743,7 @@ EnumCall(Enum *e, FunctionCallInfo fcinfo)
 	bool		nulls[8] = {false};
 	double		elapsed;
 	bool		done;
-	Oid			ints[2] = {INT4OID, INT4OID};
+	Oid			argtypes[3] = {INT4OID, INT4OID, TEXTOID};
 	char	   *state;
 	HeapTuple	tuple;
 
@@ -611,8 +762,9 @@ EnumCall(Enum *e, FunctionCallInfo fcinfo)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	MemoryContextSwitchTo(e->cxt);
-	EnumPrepare(&EnumActionsPlan, "SELECT caller, stmt FROM memtx_enum.actions($1, $2)",
-				2, ints);
+	EnumPrepare(&EnumActionsPlan,
+				"SELECT caller, label, probe FROM memtx_enum.actions($1, $2, $3)",
+				3, argtypes);
 	EnumPrepare(&EnumStatePlan, "SELECT memtx_enum.state()", 0, NULL);
 	EnumPrepare(&EnumCheckPlan,
 				"SELECT pg_catalog.count(*), pg_catalog.string_agg("
@@ -625,7 +777,7 @@ EnumCall(Enum *e, FunctionCallInfo fcinfo)
 	MemoryContextSwitchTo(e->cxt);
 	if (!resume)
 	{
-		if (EnumVisit(e, 0, state))
+		if (EnumVisit(e, 0, state, EnumHash(state)))
 			EnumExpand(e, 0);
 	}
 	else
@@ -649,9 +801,12 @@ EnumCall(Enum *e, FunctionCallInfo fcinfo)
 					(errmsg("the search stopped at the time bound of %g s", e->seconds),
 					 errdetail("The figures count what was explored until then.")));
 		EnumProfile(e, elapsed);
-		if (e->dump)
-			EnumDump(e);
+		EnumClose(e);
+		if (e->states_file)
+			EnumWriteStates(e);
 	}
+	else if (e->tfile)
+		fflush(e->tfile);
 	SPI_finish();
 	MemoryContextSwitchTo(callercxt);
 
@@ -673,21 +828,44 @@ EnumCall(Enum *e, FunctionCallInfo fcinfo)
 	return HeapTupleGetDatum(tuple);
 }
 
+/*
+ * memtx_enumerate.run(max_records, max_tx, depth, seconds, pause_after,
+ *                     alphabet, states_file, transitions_file, parts, part,
+ *                     split_depth)
+ */
 Datum
 memtx_enumerate_run(PG_FUNCTION_ARGS)
 {
 	MemoryContext cxt;
 	Enum	   *e;
-	int32		depth = PG_GETARG_INT32(2);
+	int32		depth;
+	int32		parts;
+	int32		part;
+	int32		split;
 
+	for (int i = 0; i <= 10; i++)
+		if (PG_ARGISNULL(i) && i != 6 && i != 7)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("argument %d of memtx_enumerate.run() must not be null", i + 1)));
+	depth = PG_GETARG_INT32(2);
+	parts = PG_GETARG_INT32(8);
+	part = PG_GETARG_INT32(9);
+	split = PG_GETARG_INT32(10);
 	if (PG_GETARG_INT32(0) < 0 || PG_GETARG_INT32(1) < 0 || depth < 0 || depth > 1000 ||
-		PG_GETARG_INT64(5) < 0)
+		PG_GETARG_INT64(4) < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bounds out of range"),
 				 errdetail("max_records, max_tx and pause_after must not be negative, depth must be between 0 and 1000.")));
+	if (parts < 1 || part < 0 || part >= parts || split < 1 || split > depth)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parts out of range"),
+				 errdetail("parts must be at least 1, part between 0 and parts - 1, split_depth between 1 and depth.")));
 	if (EnumSession != NULL)
 	{
+		EnumClose(EnumSession);
 		MemoryContextDelete(EnumSession->cxt);
 		EnumSession = NULL;
 	}
@@ -700,11 +878,19 @@ memtx_enumerate_run(PG_FUNCTION_ARGS)
 	e->max_tx = PG_GETARG_INT32(1);
 	e->depth_bound = depth;
 	e->seconds = PG_GETARG_FLOAT8(3);
-	e->dump = PG_GETARG_BOOL(4);
-	e->pause_after = PG_GETARG_INT64(5);
+	e->pause_after = PG_GETARG_INT64(4);
+	e->parts = parts;
+	e->part = part;
+	e->split_depth = split;
 	e->resume_depth = -1;
 	e->bounds[0] = Int32GetDatum(e->max_records);
 	e->bounds[1] = Int32GetDatum(e->max_tx);
+	e->bounds[2] = PointerGetDatum(MemoryContextAlloc(cxt, VARSIZE_ANY(PG_GETARG_TEXT_PP(5))));
+	memcpy(DatumGetPointer(e->bounds[2]), PG_GETARG_TEXT_PP(5), VARSIZE_ANY(PG_GETARG_TEXT_PP(5)));
+	if (!PG_ARGISNULL(6))
+		e->states_file = MemoryContextStrdup(cxt, text_to_cstring(PG_GETARG_TEXT_PP(6)));
+	if (!PG_ARGISNULL(7))
+		e->tfile = EnumOpen(text_to_cstring(PG_GETARG_TEXT_PP(7)));
 	e->seen = enumset_create(cxt, 1024, NULL);
 	e->level = MemoryContextAllocZero(cxt, sizeof(MemoryContext) * (depth + 1));
 	for (int i = 0; i <= depth; i++)
@@ -712,11 +898,10 @@ memtx_enumerate_run(PG_FUNCTION_ARGS)
 											ALLOCSET_SMALL_SIZES);
 	e->scratch = AllocSetContextCreate(cxt, "memtx_enumerate transition",
 									   ALLOCSET_DEFAULT_SIZES);
-	e->dumpcxt = AllocSetContextCreate(cxt, "memtx_enumerate states",
-									   ALLOCSET_DEFAULT_SIZES);
 	e->path = MemoryContextAllocZero(cxt, sizeof(char *) * (depth + 1));
 	e->pos = MemoryContextAllocZero(cxt, sizeof(int32) * (depth + 1));
 	e->keys = MemoryContextAllocZero(cxt, sizeof(EnumKey) * (depth + 1));
+	e->counting = MemoryContextAllocZero(cxt, sizeof(bool) * (depth + 1));
 	EnumSession = e;
 	return EnumCall(e, fcinfo);
 }
