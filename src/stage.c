@@ -821,6 +821,154 @@ StageManyStage(MemoryContext cxt, int i, FunctionCallInfo fc, MemtxCall *call, M
 	return id;
 }
 
+/*
+ * Whether element a of a batch can be written with the others in one
+ * INSERT (StageManySetwise): nothing of its checks reads a record, so
+ * writing the earlier elements first could not change them — no parents
+ * (one could be an element written just before it), no expected head, no
+ * proposal id (a second use of one id in a batch is a retry of the first).
+ */
+static bool
+StageManyPlain(const StageArgs *a)
+{
+	return a->nparents == 0 && !a->has_head && a->proposal == NULL && StageRestoredFrom == 0;
+}
+
+/* An array of n datums of type, with nulls (nulls NULL: none). */
+static Datum
+StageManyArray(Datum *elems, bool *nulls, int n, Oid type)
+{
+	int16		len;
+	bool		byval;
+	char		align;
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+
+	get_typlenbyvalalign(type, &len, &byval, &align);
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, type, len, byval, align));
+}
+
+/*
+ * Stage every element of a batch of plain elements (StageManyPlain) into t,
+ * whose row and namespace lock the caller holds: each element's checks in
+ * order, as StageRecord runs them (an error names its element), then all
+ * of them in one INSERT, in element order — the ids, staging positions and
+ * history rows of one StageRecord per element, with one statement's cost
+ * (one executor start, one history trigger run).  Puts the ids into rsinfo.
+ */
+static void
+StageManySetwise(MemoryContext cxt, int n, FunctionCallInfo *calls, MemtxCall *call, MemtxTxn *t,
+				 StageArgs *args, ReturnSetInfo *rsinfo)
+{
+	static SPIPlanPtr insert;
+	static const Oid types[] = {
+		INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, JSONBARRAYOID, TEXTARRAYOID,
+		TEXTARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+		TSTZRANGEARRAYOID, TIMESTAMPTZARRAYOID
+	};
+	Datum		values[15];
+	Datum	   *col[12];
+	bool	   *colnull[12];
+	Oid			out_func;
+	bool		varlena;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	for (int c = 0; c < 12; c++)
+	{
+		col[c] = palloc(sizeof(Datum) * n);
+		colnull[c] = palloc0(sizeof(bool) * n);
+	}
+	getTypeOutputInfo(TEXTARRAYOID, &out_func, &varlena);
+	for (int i = 0; i < n; i++)
+	{
+		FunctionCallInfo fcinfo = calls[i];
+		StageArgs  *a = &args[i];
+
+		PG_TRY();
+		{
+			TimestampTz observed = 0;
+			bool		has_observed = StageCheckParents(call, t, a->parents, a->nparents, &observed);
+
+			if (!PG_ARGISNULL(12))
+			{
+				observed = PG_GETARG_TIMESTAMPTZ(12);
+				has_observed = true;
+			}
+			col[5][i] = Float8GetDatum(PG_ARGISNULL(5)
+									   ? memtx_default_authority
+									   : StageSourceAuthority(call, PG_GETARG_TEXT_PP(5)));
+			StageCheckCount(t);
+			StageCountN++;		/* written below, or the statement fails */
+			col[0][i] = PG_GETARG_DATUM(1);
+			col[1][i] = PG_GETARG_DATUM(2);
+			col[2][i] = PG_GETARG_DATUM(3);
+			col[3][i] = CStringGetTextDatum(MemtxKindNames[a->kind]);
+			col[4][i] = PG_ARGISNULL(5) ? (Datum) 0 : PG_GETARG_DATUM(5);
+			colnull[4][i] = PG_ARGISNULL(5);
+			col[6][i] = Float8GetDatum(a->confidence);
+			col[7][i] = CStringGetTextDatum(OidOutputFunctionCall(out_func, PointerGetDatum(a->readers)));
+			col[8][i] = CStringGetTextDatum(OidOutputFunctionCall(out_func, PointerGetDatum(a->writers)));
+			col[9][i] = CStringGetTextDatum(MemtxScopeNames[a->scope]);
+			col[10][i] = PG_ARGISNULL(11) ? (Datum) 0 : PG_GETARG_DATUM(11);
+			colnull[10][i] = PG_ARGISNULL(11);
+			col[11][i] = has_observed ? TimestampTzGetDatum(observed) : (Datum) 0;
+			colnull[11][i] = !has_observed;
+		}
+		PG_CATCH();
+		{
+			StageManyRethrow(cxt, i);
+		}
+		PG_END_TRY();
+	}
+	values[0] = Int64GetDatum(t->id);
+	values[1] = CStringGetTextDatum(t->namespace);
+	values[2] = CStringGetTextDatum(call->caller_name);
+	values[3] = StageManyArray(col[0], NULL, n, TEXTOID);
+	values[4] = StageManyArray(col[1], NULL, n, TEXTOID);
+	values[5] = StageManyArray(col[2], NULL, n, JSONBOID);
+	values[6] = StageManyArray(col[3], NULL, n, TEXTOID);
+	values[7] = StageManyArray(col[4], colnull[4], n, TEXTOID);
+	values[8] = StageManyArray(col[5], NULL, n, FLOAT8OID);
+	values[9] = StageManyArray(col[6], NULL, n, FLOAT8OID);
+	values[10] = StageManyArray(col[7], NULL, n, TEXTOID);
+	values[11] = StageManyArray(col[8], NULL, n, TEXTOID);
+	values[12] = StageManyArray(col[9], NULL, n, TEXTOID);
+	values[13] = StageManyArray(col[10], colnull[10], n, TSTZRANGEOID);
+	values[14] = StageManyArray(col[11], colnull[11], n, TIMESTAMPTZOID);
+	/*
+	 * The rows in element order: a volatile output (the clock) is computed
+	 * after the sort, and the id's default as each row is inserted, so ids
+	 * and staging positions follow the elements, and RETURNING lists the
+	 * rows as they were inserted.
+	 */
+	MemtxExec(MemtxPlan(&insert,
+						"INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, kind, "
+						"source, authority, confidence, owner, readers, writers, scope, valid, "
+						"observed_at, state, staged_xid, staged_pos) "
+						"SELECT $1, $2, u.entity, u.attribute, u.value, u.kind::memtx.kind, u.source, "
+						"u.authority, u.confidence, $3, u.readers::text[], u.writers::text[], "
+						"u.scope::memtx.scope, coalesce(u.valid, '(,)'::pg_catalog.tstzrange), u.observed, "
+						"'tentative', pg_catalog.pg_current_xact_id(), pg_catalog.nextval('memtx.clock') "
+						"FROM unnest($4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) WITH ORDINALITY "
+						"  AS u(entity, attribute, value, kind, source, authority, confidence, readers, "
+						"       writers, scope, valid, observed, ord) "
+						"ORDER BY u.ord "
+						"RETURNING id",
+						15, types),
+			  values, NULL, 0);
+	if (SPI_processed != (uint64) n)
+		elog(ERROR, "%d records to stage, " UINT64_FORMAT " written", n, SPI_processed);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		Datum		id = Int64GetDatum(MemtxGetInt64(i, 1));
+		bool		isnull = false;
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &id, &isnull);
+	}
+	SPI_finish();
+}
+
 /* memtx.stage_many(tx, records jsonb) → SETOF bigint, the ids in element order */
 PG_FUNCTION_INFO_V1(memtx_stage_many);
 Datum
@@ -837,6 +985,7 @@ memtx_stage_many(PG_FUNCTION_ARGS)
 	StageArgs  *args;
 	char	  **proposals;
 	int			nproposals = 0;
+	bool		plain = true;
 
 	MemtxRequireArg(fcinfo, 0, "transaction id");
 	MemtxRequireArg(fcinfo, 1, "records");
@@ -870,6 +1019,14 @@ memtx_stage_many(PG_FUNCTION_ARGS)
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
 	LockNamespace(t->namespace, false);
 	LockProposals(t->namespace, t->agent, proposals, nproposals);
+	for (int i = 0; i < n && plain; i++)
+		plain = StageManyPlain(&args[i]);
+	if (plain && n > 1)
+	{
+		StageManySetwise(cxt, n, calls, &call, t, args, rsinfo);
+		MemtxCallEnd(&call);
+		return (Datum) 0;
+	}
 	for (int i = 0; i < n; i++)
 	{
 		Datum		id = Int64GetDatum(StageManyStage(cxt, i, calls[i], &call, t, &args[i]));
