@@ -125,6 +125,11 @@ ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 struct ConflictMemo
 {
 	Dag		   *dag;			/* NULL until loaded */
+	/* rivals fetched for several candidates at once (ConflictPrefetchRivals) */
+	SPITupleTable *rivals;		/* cand, then ConflictFetchRivals' columns */
+	int64	   *cands;			/* the candidates, sorted */
+	uint64	   *first;			/* rows of cands[k]: first[k] .. first[k + 1] */
+	int			ncands;
 };
 
 ConflictMemo *
@@ -285,49 +290,131 @@ ConflictFetchRivalsOf(MemtxRec *cand)
 			  values, nulls, 0);
 }
 
+static int
+ConflictCompareIds(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The active rivals of the records ids[0..n) of one commit run, in one
+ * query, for ConflictSlot to use instead of one ConflictFetchRivals each.
+ * The caller names only records that nothing earlier in the run can have
+ * changed the rivals of: the first of the run on their slot, in a run that
+ * repairs no actions (an admission changes the active records of its own
+ * slot only), under the slot locks the run holds.
+ */
+void
+ConflictPrefetchRivals(ConflictMemo *memo, const int64 *ids, int n)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8ARRAYOID};
+	Datum		values[1];
+	int			k = 0;
+
+	if (n == 0)
+		return;
+	values[0] = RecIdsDatumOf(ids, n);
+	/*
+	 * Per candidate, through the single-truth index by slot key, as
+	 * ConflictFetchRivals (OFFSET 0: the rivals of each candidate are an
+	 * index scan with its slot key, never a join over all active records).
+	 */
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT c.id, r.id, r.tx_id, r.authority, r.source, r.owner, r.writers, "
+						"       r.observed_at, r.committed_xid, r.committed_seq "
+						"FROM unnest($1) AS u(id) JOIN memtx.records c ON c.id = u.id "
+						"CROSS JOIN LATERAL ("
+						"  SELECT r.* FROM memtx.records r "
+						"  WHERE memtx.is_active(r.state) "
+						"    AND memtx.rivals(c.namespace, c.entity, c.attribute, c.valid, c.value, "
+						"                     r.namespace, r.entity, r.attribute, r.valid, r.value) "
+						"    AND memtx.slot_digest(r.namespace, r.entity, r.attribute) "
+						"        = memtx.slot_digest(c.namespace, c.entity, c.attribute) "
+						"    AND memtx.slot_key(r.namespace, r.entity, r.attribute) "
+						"        = memtx.slot_key(c.namespace, c.entity, c.attribute) "
+						"  OFFSET 0) r "
+						"ORDER BY c.id, r.id",
+						1, types),
+			  values, NULL, 0);
+	memo->rivals = SPI_tuptable;
+	memo->cands = palloc(sizeof(int64) * n);
+	memo->first = palloc(sizeof(uint64) * (n + 1));
+	memcpy(memo->cands, ids, sizeof(int64) * n);
+	qsort(memo->cands, n, sizeof(int64), ConflictCompareIds);
+	memo->ncands = n;
+	/* rows are sorted by candidate: each candidate's range starts where the last ended */
+	for (uint64 row = 0; k < n; k++)
+	{
+		memo->first[k] = row;
+		while (row < SPI_processed && MemtxGetInt64(row, 1) == memo->cands[k])
+			row++;
+		memo->first[k + 1] = row;
+	}
+}
+
 /* (d): slot adjudication, the expected head first. */
 static void
-ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
+ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictMemo *memo, ConflictResult *res)
 {
 	int			rank = RANK_BEATS;
 	bool		head_stale = cand->expected_head >= 0 && !ProposalHeadMatches(cand);
 	bool		head_seen = cand->expected_head >= 0 && !head_stale;
+	int64	   *hit = memo->ncands > 0 && !cand->pending
+		? bsearch(&cand->id, memo->cands, memo->ncands, sizeof(int64), ConflictCompareIds) : NULL;
+	uint64		lo = 0;
+	uint64		hi;
+	int			off = 0;		/* column offset of the rivals' rows */
 
-	ConflictFetchRivalsOf(cand);
-	res->nrivals = (int) SPI_processed;
+	if (hit != NULL)
+	{
+		SPI_tuptable = memo->rivals;
+		lo = memo->first[hit - memo->cands];
+		hi = memo->first[hit - memo->cands + 1];
+		off = 1;
+	}
+	else
+	{
+		ConflictFetchRivalsOf(cand);
+		hi = SPI_processed;
+	}
+	res->nrivals = (int) (hi - lo);
 	if (head_stale)
 	{
 		res->reason = MR_STALE_HEAD;
 		return;
 	}
-	if (SPI_processed == 0)
+	if (hi == lo)
 		return;
-	res->supersede = palloc(sizeof(Datum) * SPI_processed);
-	for (uint64 i = 0; i < SPI_processed; i++)
+	res->supersede = palloc(sizeof(Datum) * (hi - lo));
+	for (uint64 i = lo; i < hi; i++)
 	{
-		int64		rid = MemtxGetInt64(i, 1);
-		int64		rtx = MemtxGetInt64(i, 2);
-		double		rauth = MemtxGetFloat8(i, 3);
-		char	   *rsource = MemtxGetText(i, 4);
-		char	   *rowner = MemtxGetText(i, 5);
+		int64		rid = MemtxGetInt64(i, off + 1);
+		int64		rtx = MemtxGetInt64(i, off + 2);
+		double		rauth = MemtxGetFloat8(i, off + 3);
+		char	   *rsource = MemtxGetText(i, off + 4);
+		char	   *rowner = MemtxGetText(i, off + 5);
 		bool		isnull;
 		Datum		d;
 		ArrayType  *rwriters;
 		bool		stale = false;
 		int			r;
 
-		d = MemtxGet(i, 6, &isnull);
+		d = MemtxGet(i, off + 6, &isnull);
 		rwriters = isnull ? NULL : DatumGetArrayTypeP(d);
 
 		if (rtx != t->id && !head_seen)
 		{
-			Datum		xid = MemtxGet(i, 8, &isnull);
+			Datum		xid = MemtxGet(i, off + 8, &isnull);
 
 			/* a record seeded without commit positions predates everything */
-			if (!isnull && !TxnSawCommit(t, xid, false, MemtxGetInt64(i, 9)))
+			if (!isnull && !TxnSawCommit(t, xid, false, MemtxGetInt64(i, off + 9)))
 				stale = true;
 		}
-		d = MemtxGet(i, 7, &isnull);
+		d = MemtxGet(i, off + 7, &isnull);
 		if (!isnull && cand->has_observed && DatumGetTimestampTz(d) > cand->observed_at)
 			stale = true;
 
@@ -385,7 +472,7 @@ ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, ConflictMemo *memo, 
 	else if (res->facts.laundering)
 		res->reason = MR_PERMISSION_LAUNDERING;
 	else
-		ConflictSlot(t, cand, res);
+		ConflictSlot(t, cand, memo, res);
 	if (res->reason == MR_NONE)
 		for (int i = 0; i < res->facts.nwalk && !res->facts.unstable; i++)
 			res->facts.unstable = ConflictParentUnstable(t, memo, cand, DatumGetInt64(res->facts.walk[i]));

@@ -31,6 +31,7 @@ typedef struct ConflictResult
 typedef struct ConflictMemo ConflictMemo;
 
 extern ConflictMemo *ConflictMemoCreate(void);
+extern void ConflictPrefetchRivals(ConflictMemo *memo, const int64 *ids, int n);
 extern void ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, ConflictMemo *memo,
 						  ConflictResult *res);
 extern void ConflictSupersede(Datum *ids, int n);

@@ -315,17 +315,22 @@ PipelineCompareSlots(const void *a, const void *b)
  * (step 3d) and as a parent (3a–3c, 4); so a record that is the last of the
  * run on its slot and has no children can wait, and the run promotes all
  * such records in one statement at its end.  None waits unless allowed (a
- * run that may repair tool actions).
+ * run that may repair tool actions).  When allowed, also fetches into memo
+ * the rivals of the first record of each slot (ConflictPrefetchRivals).
  */
 static bool *
-PipelineDeferrable(MemtxRec *recs, const bool *has_children, uint64 n, bool allowed)
+PipelineDeferrable(MemtxRec *recs, const bool *has_children, uint64 n, bool allowed,
+				   ConflictMemo *memo)
 {
 	bool	   *defer = palloc0(sizeof(bool) * (n + 1));
 	PipelineSlotRef *refs;
+	int64	   *firsts;
+	int			nfirsts = 0;
 
 	if (!allowed || n < 2)
 		return defer;			/* none, or one record: nothing to gain */
 	refs = palloc(sizeof(PipelineSlotRef) * n);
+	firsts = palloc(sizeof(int64) * n);
 	for (uint64 i = 0; i < n; i++)
 	{
 		refs[i].entity = recs[i].entity;
@@ -333,15 +338,25 @@ PipelineDeferrable(MemtxRec *recs, const bool *has_children, uint64 n, bool allo
 		refs[i].pos = i;
 	}
 	qsort(refs, n, sizeof(PipelineSlotRef), PipelineCompareSlots);
-	/* sorted by slot, then place: the last of each slot's group is its last record */
+	/*
+	 * Sorted by slot, then place: the last of each slot's group is its last
+	 * record, the first its first, whose rivals nothing earlier in the run
+	 * can change: those are fetched for all of them at once.
+	 */
 	for (uint64 k = 0; k < n; k++)
 	{
 		bool		last = k + 1 == n ||
 			strcmp(refs[k + 1].entity, refs[k].entity) != 0 ||
 			strcmp(refs[k + 1].attribute, refs[k].attribute) != 0;
+		bool		first = k == 0 ||
+			strcmp(refs[k - 1].entity, refs[k].entity) != 0 ||
+			strcmp(refs[k - 1].attribute, refs[k].attribute) != 0;
 
 		defer[refs[k].pos] = last && !has_children[refs[k].pos];
+		if (first)
+			firsts[nfirsts++] = recs[refs[k].pos].id;
 	}
+	ConflictPrefetchRivals(memo, firsts, nfirsts);
 	return defer;
 }
 
@@ -358,7 +373,7 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 	int32	   *checks = palloc(sizeof(int32) * (n + 1));
 	char	  **superseded = palloc(sizeof(char *) * (n + 1));
 	/* a run that may repair actions promotes each record at once */
-	bool	   *defer = PipelineDeferrable(recs, has_children, n, !repair_actions);
+	bool	   *defer = PipelineDeferrable(recs, has_children, n, !repair_actions, memo);
 	int64	   *deferred = palloc(sizeof(int64) * (n + 1));
 	int			nsettled = 0;
 	int			ndeferred = 0;
