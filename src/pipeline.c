@@ -187,13 +187,11 @@ PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, bool 
 }
 
 /*
- * The stored outcome of transaction t, into the SRF's tuplestore (each row
- * led by t's id when with_tx: memtx.propose's rows); counts the records and
- * those that passed.
+ * The stored outcome of transaction t, into the SRF's tuplestore; counts
+ * the records and those that passed.
  */
 static void
-PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx, int64 *nstaged,
-					int64 *npassed)
+PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, int64 *nstaged, int64 *npassed)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8OID};
@@ -211,14 +209,11 @@ PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx, int64 *nst
 	*npassed = 0;
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		Datum		out[4];
-		bool		nulls[4] = {false, false, false, false};
-		int			k = 0;
+		Datum		out[3];
+		bool		nulls[3] = {false, false, false};
 
-		if (with_tx)
-			out[k++] = Int64GetDatum(t->id);
-		for (int c = 1; c <= 3; c++, k++)
-			out[k] = MemtxGet(i, c, &nulls[k]);
+		for (int c = 1; c <= 3; c++)
+			out[c - 1] = MemtxGet(i, c, &nulls[c - 1]);
 		if (MemtxGetBool(i, 4))
 			(*npassed)++;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
@@ -409,11 +404,12 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 
 /*
  * Commit open transaction t (loaded and locked for the call): admit its
- * staged records, end it, and put the outcome into rsinfo's tuplestore (led
- * by t's id when with_tx).  memtx.commit and memtx.propose.
+ * staged records, end it, and put the outcome into rsinfo's tuplestore.
+ * memtx.commit (memtx.propose admits its one record before writing it:
+ * PipelineAdmitPending).
  */
-void
-PipelineCommit(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx)
+static void
+PipelineCommit(MemtxTxn *t, ReturnSetInfo *rsinfo)
 {
 	uint64		n;
 	int64		nstaged;
@@ -444,7 +440,7 @@ PipelineCommit(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx)
 	FaultPoint("commit:loaded");
 	PipelineAdmitAll(t, recs, valid_now, provenance, has_children, n, repair_actions);
 
-	PipelineEmitOutcome(t, rsinfo, with_tx, &nstaged, &npassed);
+	PipelineEmitOutcome(t, rsinfo, &nstaged, &npassed);
 	status = npassed == nstaged ? MX_COMMITTED :
 		(npassed == 0 ? MX_ABORTED : MX_PARTIALLY_COMMITTED);
 	TxnEnd(t, status, MR_NONE);
@@ -535,10 +531,10 @@ memtx_commit(PG_FUNCTION_ARGS)
 		int64		nstaged;
 		int64		npassed;
 
-		PipelineEmitOutcome(t, rsinfo, false, &nstaged, &npassed);
+		PipelineEmitOutcome(t, rsinfo, &nstaged, &npassed);
 	}
 	else
-		PipelineCommit(t, rsinfo, false);
+		PipelineCommit(t, rsinfo);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }

@@ -9,9 +9,6 @@
 
 #include "funcapi.h"
 
-/* commit open transaction t; the outcome rows go to rsinfo, led by t's id when with_tx */
-extern void PipelineCommit(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx);
-
 /*
  * memtx.propose's admission of its one record before it is written (SPEC
  * §21): the four checks, and the supersession of its rivals when it passes.
