@@ -128,15 +128,20 @@ class Replay:
 
     # ---------------------------------------------------------------- verbs
 
-    def stage_args(self, e):
-        """The named-argument list of a memtx.stage call."""
+    def stage_args(self, e, function="stage"):
+        """The named-argument list of a memtx.stage call (of memtx.propose,
+        with the namespace instead of the transaction, when function is
+        "propose")."""
         parts, params = [], []
 
         def arg(name, cast, value):
             parts.append(sql.SQL("{} => %s" + cast).format(sql.Identifier(name)))
             params.append(value)
 
-        arg("tx", "", self.resolve(e["tx"]))
+        if function == "stage":
+            arg("tx", "", self.resolve(e["tx"]))
+        else:
+            arg("namespace", "", e["namespace"])
         arg("entity", "", e["entity"])
         arg("attribute", "", e["attribute"])
         arg("value", "::jsonb", json.dumps(e["value"]))
@@ -164,7 +169,11 @@ class Replay:
             arg("expected_head", "::bigint", self.resolve(e["expected_head"]))
         if e.get("proposal") is not None:
             arg("proposal", "", e["proposal"])
-        q = sql.SQL("SELECT memtx.stage({})").format(sql.SQL(", ").join(parts))
+        if function == "stage":
+            q = sql.SQL("SELECT memtx.stage({})").format(sql.SQL(", ").join(parts))
+        else:
+            q = sql.SQL("SELECT tx_id, record_id, state::text, reason FROM memtx.propose({})").format(
+                sql.SQL(", ").join(parts))
         return q, params
 
     def play(self, e):

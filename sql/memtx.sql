@@ -1257,7 +1257,9 @@ GRANT EXECUTE ON FUNCTION memtx.fence(text), memtx.unfence(text) TO PUBLIC;
  * the worker's, a harness's direct UPDATE — leaves its row, one INSERT per
  * statement however many records a cascade settles.  The position is the
  * record's own when the statement sets it (staged_pos at staging,
- * settled_pos when it leaves tentative), a fresh one otherwise.
+ * settled_pos when it leaves tentative), a fresh one otherwise.  A record
+ * memtx.propose writes is inserted already settled (SPEC §21): its first
+ * row is that settled state, at its staging position.
  * `validated` lives only inside one commit and is not kept.  History holds
  * no values and is never rewritten (erasure leaves it as it is).
  *

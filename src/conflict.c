@@ -49,12 +49,21 @@ static const MemtxReason RankReason[] = {
  * over declared parents (and the read set under memtx.flow_control =
  * read_set), and the parents check 4 has to walk from (see ConflictCheck).
  */
+/* what ConflictGatherFacts answers from its "par" and "flow" */
+#define CONFLICT_FACTS \
+	"SELECT coalesce((SELECT bool_or(state = 'revoked' OR registered) FROM par), false)," \
+	"       coalesce((SELECT bool_or(state IN ('tentative', 'raw', 'validated')) FROM par), false)," \
+	"       coalesce((SELECT bool_or(state IN ('quarantined', 'superseded')) FROM par), false)," \
+	"       coalesce((SELECT bool_or(f.scope < $4::memtx.scope OR NOT ($5 <@ f.readers)) FROM flow f), false)," \
+	"       ARRAY(SELECT id FROM par WHERE tx_id IS DISTINCT FROM $2)"
+
 static void
 ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 {
 	static SPIPlanPtr plan;
-	static const Oid types[] = {INT8OID, INT8OID, BOOLOID, TEXTOID, TEXTARRAYOID};
-	Datum		values[5];
+	static SPIPlanPtr pending;
+	static const Oid types[] = {INT8OID, INT8OID, BOOLOID, TEXTOID, TEXTARRAYOID, INT8ARRAYOID};
+	Datum		values[6];
 	bool		isnull;
 
 	values[0] = Int64GetDatum(cand->id);
@@ -62,26 +71,44 @@ ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 	values[2] = BoolGetDatum(memtx_flow_control == MF_READ_SET);
 	values[3] = CStringGetTextDatum(MemtxScopeNames[cand->scope]);
 	values[4] = PointerGetDatum(cand->readers);
-	MemtxExec(MemtxPlan(&plan,
-						"WITH par AS ("
-						"  SELECT p.id, p.tx_id, p.state, rr.record_id IS NOT NULL AS registered"
-						"    FROM memtx.edges e JOIN memtx.records p ON p.id = e.parent"
-						"    LEFT JOIN memtx.revocation_registry rr ON rr.record_id = p.id"
-						"   WHERE e.child = $1),"
-						" flow AS ("
-						"  SELECT p.scope, p.readers FROM memtx.records p"
-						"   WHERE p.id IN (SELECT e.parent FROM memtx.edges e WHERE e.child = $1"
-						"                  UNION"
-						"                  SELECT s.record_id FROM memtx.read_set s"
-						"                   WHERE $3 AND s.tx_id = $2 AND s.record_id <> $1)"
-						"     AND p.scope <> 'public') "
-						"SELECT coalesce((SELECT bool_or(state = 'revoked' OR registered) FROM par), false),"
-						"       coalesce((SELECT bool_or(state IN ('tentative', 'raw', 'validated')) FROM par), false),"
-						"       coalesce((SELECT bool_or(state IN ('quarantined', 'superseded')) FROM par), false),"
-						"       coalesce((SELECT bool_or(f.scope < $4::memtx.scope OR NOT ($5 <@ f.readers)) FROM flow f), false),"
-						"       ARRAY(SELECT id FROM par WHERE tx_id IS DISTINCT FROM $2)",
-						5, types),
-			  values, NULL, 1);
+	if (cand->pending)
+	{
+		/* the parents are the candidate's own argument (sorted, distinct) */
+		values[5] = PointerGetDatum(cand->parents);
+		MemtxExec(MemtxPlan(&pending,
+							"WITH par AS ("
+							"  SELECT p.id, p.tx_id, p.state, rr.record_id IS NOT NULL AS registered"
+							"    FROM memtx.records p"
+							"    LEFT JOIN memtx.revocation_registry rr ON rr.record_id = p.id"
+							"   WHERE p.id = ANY ($6)),"
+							" flow AS ("
+							"  SELECT p.scope, p.readers FROM memtx.records p"
+							"   WHERE p.id IN (SELECT unnest($6)"
+							"                  UNION"
+							"                  SELECT s.record_id FROM memtx.read_set s"
+							"                   WHERE $3 AND s.tx_id = $2 AND s.record_id <> $1)"
+							"     AND p.scope <> 'public') "
+							CONFLICT_FACTS,
+							6, types),
+				  values, NULL, 1);
+	}
+	else
+		MemtxExec(MemtxPlan(&plan,
+							"WITH par AS ("
+							"  SELECT p.id, p.tx_id, p.state, rr.record_id IS NOT NULL AS registered"
+							"    FROM memtx.edges e JOIN memtx.records p ON p.id = e.parent"
+							"    LEFT JOIN memtx.revocation_registry rr ON rr.record_id = p.id"
+							"   WHERE e.child = $1),"
+							" flow AS ("
+							"  SELECT p.scope, p.readers FROM memtx.records p"
+							"   WHERE p.id IN (SELECT e.parent FROM memtx.edges e WHERE e.child = $1"
+							"                  UNION"
+							"                  SELECT s.record_id FROM memtx.read_set s"
+							"                   WHERE $3 AND s.tx_id = $2 AND s.record_id <> $1)"
+							"     AND p.scope <> 'public') "
+							CONFLICT_FACTS,
+							5, types),
+				  values, NULL, 1);
 	f->revoked_parent = MemtxGetBool(0, 1);
 	f->uncommitted_parent = MemtxGetBool(0, 2);
 	f->inactive_parent = MemtxGetBool(0, 3);
@@ -98,6 +125,11 @@ ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 struct ConflictMemo
 {
 	Dag		   *dag;			/* NULL until loaded */
+	/* rivals fetched for several candidates at once (ConflictPrefetchRivals) */
+	SPITupleTable *rivals;		/* cand, then ConflictFetchRivals' columns */
+	int64	   *cands;			/* the candidates, sorted */
+	uint64	   *first;			/* rows of cands[k]: first[k] .. first[k + 1] */
+	int			ncands;
 };
 
 ConflictMemo *
@@ -117,32 +149,51 @@ ConflictMemoCreate(void)
  * answer stale where it matters: it revokes or registers everything below
  * it, the parent too, which check 3a refuses first.
  */
+/* the walk of ConflictParentUnstable from the parents p(ids) */
+#define CONFLICT_WALK \
+	" u(id) AS (SELECT unnest(p.ids) FROM p UNION " \
+	"           SELECT a.id FROM p CROSS JOIN LATERAL memtx.ancestors_of(p.ids) a(id)) " \
+	"SELECT u.id, ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = u.id), x.seed " \
+	"FROM u CROSS JOIN LATERAL (" \
+	"  SELECT CASE WHEN a.state = 'revoked' OR EXISTS (" \
+	"           SELECT 1 FROM memtx.revocation_registry rr WHERE rr.record_id = a.id) " \
+	"         THEN 1 END AS seed " \
+	"  FROM memtx.records a WHERE a.id = u.id OFFSET 0) x"
+
+/*
+ * cand is the run's candidate: when it is pending (memtx.propose, the only
+ * record of its run), its parents are its argument, not edges in the store.
+ */
 static bool
-ConflictParentUnstable(MemtxTxn *t, ConflictMemo *memo, int64 parent)
+ConflictParentUnstable(MemtxTxn *t, ConflictMemo *memo, MemtxRec *cand, int64 parent)
 {
 	static SPIPlanPtr plan;
-	static const Oid types[] = {INT8OID};
-	Datum		values[1];
+	static SPIPlanPtr pending;
+	static const Oid types[] = {INT8OID, INT8ARRAYOID};
+	Datum		values[2];
 
 	if (memo->dag == NULL)
 	{
 		values[0] = Int64GetDatum(t->id);
-		MemtxExec(MemtxPlan(&plan,
-							"WITH p(ids) AS MATERIALIZED (SELECT ARRAY("
-							"  SELECT DISTINCT e.parent FROM memtx.records r "
-							"  JOIN memtx.edges e ON e.child = r.id "
-							"  JOIN memtx.records pr ON pr.id = e.parent "
-							"  WHERE r.tx_id = $1 AND pr.tx_id IS DISTINCT FROM $1)), "
-							" u(id) AS (SELECT unnest(p.ids) FROM p UNION "
-							"           SELECT a.id FROM p CROSS JOIN LATERAL memtx.ancestors_of(p.ids) a(id)) "
-							"SELECT u.id, ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = u.id), x.seed "
-							"FROM u CROSS JOIN LATERAL ("
-							"  SELECT CASE WHEN a.state = 'revoked' OR EXISTS ("
-							"           SELECT 1 FROM memtx.revocation_registry rr WHERE rr.record_id = a.id) "
-							"         THEN 1 END AS seed "
-							"  FROM memtx.records a WHERE a.id = u.id OFFSET 0) x",
-							1, types),
-				  values, NULL, 0);
+		values[1] = cand->pending ? PointerGetDatum(cand->parents) : (Datum) 0;
+		if (cand->pending)
+			MemtxExec(MemtxPlan(&pending,
+								"WITH p(ids) AS MATERIALIZED (SELECT ARRAY("
+								"  SELECT pr.id FROM memtx.records pr "
+								"  WHERE pr.id = ANY ($2) AND pr.tx_id IS DISTINCT FROM $1)), "
+								CONFLICT_WALK,
+								2, types),
+					  values, NULL, 0);
+		else
+			MemtxExec(MemtxPlan(&plan,
+								"WITH p(ids) AS MATERIALIZED (SELECT ARRAY("
+								"  SELECT DISTINCT e.parent FROM memtx.records r "
+								"  JOIN memtx.edges e ON e.child = r.id "
+								"  JOIN memtx.records pr ON pr.id = e.parent "
+								"  WHERE r.tx_id = $1 AND pr.tx_id IS DISTINCT FROM $1)), "
+								CONFLICT_WALK,
+								1, types),
+					  values, NULL, 0);
 		memo->dag = DagLoad(SPI_tuptable, SPI_processed, 1, 2, 3);
 	}
 	return DagReach(memo->dag, parent) != DAG_NONE;
@@ -200,49 +251,170 @@ ConflictFetchRivals(int64 id)
 			  values, NULL, 0);
 }
 
+/*
+ * ConflictFetchRivals for candidate cand, in the store or pending (then by
+ * its content, through the same index).
+ */
+void
+ConflictFetchRivalsOf(MemtxRec *cand)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {TEXTOID, TEXTOID, TEXTOID, TSTZRANGEOID, JSONBOID};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+
+	if (!cand->pending)
+	{
+		ConflictFetchRivals(cand->id);
+		return;
+	}
+	values[0] = CStringGetTextDatum(cand->namespace);
+	values[1] = CStringGetTextDatum(cand->entity);
+	values[2] = CStringGetTextDatum(cand->attribute);
+	values[3] = cand->valid;
+	nulls[3] = cand->valid == (Datum) 0 ? 'n' : ' ';
+	values[4] = cand->value;
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT r.id, r.tx_id, r.authority, r.source, r.owner, r.writers, "
+						"       r.observed_at, r.committed_xid, r.committed_seq "
+						"FROM memtx.records r "
+						"WHERE memtx.is_active(r.state) "
+						"  AND memtx.rivals($1, $2, $3, coalesce($4, '(,)'::pg_catalog.tstzrange), $5, "
+						"                   r.namespace, r.entity, r.attribute, r.valid, r.value) "
+						"  AND memtx.slot_digest(r.namespace, r.entity, r.attribute) "
+						"      = memtx.slot_digest($1, $2, $3) "
+						"  AND memtx.slot_key(r.namespace, r.entity, r.attribute) = "
+						"      memtx.slot_key($1, $2, $3) "
+						"ORDER BY r.id",
+						5, types),
+			  values, nulls, 0);
+}
+
+static int
+ConflictCompareIds(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The active rivals of the records ids[0..n) of one commit run, in one
+ * query, for ConflictSlot to use instead of one ConflictFetchRivals each.
+ * The caller names only records that nothing earlier in the run can have
+ * changed the rivals of: the first of the run on their slot, in a run that
+ * repairs no actions (an admission changes the active records of its own
+ * slot only), under the slot locks the run holds.
+ */
+void
+ConflictPrefetchRivals(ConflictMemo *memo, const int64 *ids, int n)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {INT8ARRAYOID};
+	Datum		values[1];
+	int			k = 0;
+
+	if (n == 0)
+		return;
+	values[0] = RecIdsDatumOf(ids, n);
+	/*
+	 * Per candidate, through the single-truth index by slot key, as
+	 * ConflictFetchRivals (OFFSET 0: the rivals of each candidate are an
+	 * index scan with its slot key, never a join over all active records).
+	 */
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT c.id, r.id, r.tx_id, r.authority, r.source, r.owner, r.writers, "
+						"       r.observed_at, r.committed_xid, r.committed_seq "
+						"FROM unnest($1) AS u(id) JOIN memtx.records c ON c.id = u.id "
+						"CROSS JOIN LATERAL ("
+						"  SELECT r.* FROM memtx.records r "
+						"  WHERE memtx.is_active(r.state) "
+						"    AND memtx.rivals(c.namespace, c.entity, c.attribute, c.valid, c.value, "
+						"                     r.namespace, r.entity, r.attribute, r.valid, r.value) "
+						"    AND memtx.slot_digest(r.namespace, r.entity, r.attribute) "
+						"        = memtx.slot_digest(c.namespace, c.entity, c.attribute) "
+						"    AND memtx.slot_key(r.namespace, r.entity, r.attribute) "
+						"        = memtx.slot_key(c.namespace, c.entity, c.attribute) "
+						"  OFFSET 0) r "
+						"ORDER BY c.id, r.id",
+						1, types),
+			  values, NULL, 0);
+	memo->rivals = SPI_tuptable;
+	memo->cands = palloc(sizeof(int64) * n);
+	memo->first = palloc(sizeof(uint64) * (n + 1));
+	memcpy(memo->cands, ids, sizeof(int64) * n);
+	qsort(memo->cands, n, sizeof(int64), ConflictCompareIds);
+	memo->ncands = n;
+	/* rows are sorted by candidate: each candidate's range starts where the last ended */
+	for (uint64 row = 0; k < n; k++)
+	{
+		memo->first[k] = row;
+		while (row < SPI_processed && MemtxGetInt64(row, 1) == memo->cands[k])
+			row++;
+		memo->first[k + 1] = row;
+	}
+}
+
 /* (d): slot adjudication, the expected head first. */
 static void
-ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictResult *res)
+ConflictSlot(MemtxTxn *t, MemtxRec *cand, ConflictMemo *memo, ConflictResult *res)
 {
 	int			rank = RANK_BEATS;
 	bool		head_stale = cand->expected_head >= 0 && !ProposalHeadMatches(cand);
 	bool		head_seen = cand->expected_head >= 0 && !head_stale;
+	int64	   *hit = memo->ncands > 0 && !cand->pending
+		? bsearch(&cand->id, memo->cands, memo->ncands, sizeof(int64), ConflictCompareIds) : NULL;
+	uint64		lo = 0;
+	uint64		hi;
+	int			off = 0;		/* column offset of the rivals' rows */
 
-	ConflictFetchRivals(cand->id);
-	res->nrivals = (int) SPI_processed;
+	if (hit != NULL)
+	{
+		SPI_tuptable = memo->rivals;
+		lo = memo->first[hit - memo->cands];
+		hi = memo->first[hit - memo->cands + 1];
+		off = 1;
+	}
+	else
+	{
+		ConflictFetchRivalsOf(cand);
+		hi = SPI_processed;
+	}
+	res->nrivals = (int) (hi - lo);
 	if (head_stale)
 	{
 		res->reason = MR_STALE_HEAD;
 		return;
 	}
-	if (SPI_processed == 0)
+	if (hi == lo)
 		return;
-	res->supersede = palloc(sizeof(Datum) * SPI_processed);
-	for (uint64 i = 0; i < SPI_processed; i++)
+	res->supersede = palloc(sizeof(Datum) * (hi - lo));
+	for (uint64 i = lo; i < hi; i++)
 	{
-		int64		rid = MemtxGetInt64(i, 1);
-		int64		rtx = MemtxGetInt64(i, 2);
-		double		rauth = MemtxGetFloat8(i, 3);
-		char	   *rsource = MemtxGetText(i, 4);
-		char	   *rowner = MemtxGetText(i, 5);
+		int64		rid = MemtxGetInt64(i, off + 1);
+		int64		rtx = MemtxGetInt64(i, off + 2);
+		double		rauth = MemtxGetFloat8(i, off + 3);
+		char	   *rsource = MemtxGetText(i, off + 4);
+		char	   *rowner = MemtxGetText(i, off + 5);
 		bool		isnull;
 		Datum		d;
 		ArrayType  *rwriters;
 		bool		stale = false;
 		int			r;
 
-		d = MemtxGet(i, 6, &isnull);
+		d = MemtxGet(i, off + 6, &isnull);
 		rwriters = isnull ? NULL : DatumGetArrayTypeP(d);
 
 		if (rtx != t->id && !head_seen)
 		{
-			Datum		xid = MemtxGet(i, 8, &isnull);
+			Datum		xid = MemtxGet(i, off + 8, &isnull);
 
 			/* a record seeded without commit positions predates everything */
-			if (!isnull && !TxnSawCommit(t, xid, false, MemtxGetInt64(i, 9)))
+			if (!isnull && !TxnSawCommit(t, xid, false, MemtxGetInt64(i, off + 9)))
 				stale = true;
 		}
-		d = MemtxGet(i, 7, &isnull);
+		d = MemtxGet(i, off + 7, &isnull);
 		if (!isnull && cand->has_observed && DatumGetTimestampTz(d) > cand->observed_at)
 			stale = true;
 
@@ -300,10 +472,10 @@ ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, ConflictMemo *memo, 
 	else if (res->facts.laundering)
 		res->reason = MR_PERMISSION_LAUNDERING;
 	else
-		ConflictSlot(t, cand, res);
+		ConflictSlot(t, cand, memo, res);
 	if (res->reason == MR_NONE)
 		for (int i = 0; i < res->facts.nwalk && !res->facts.unstable; i++)
-			res->facts.unstable = ConflictParentUnstable(t, memo, DatumGetInt64(res->facts.walk[i]));
+			res->facts.unstable = ConflictParentUnstable(t, memo, cand, DatumGetInt64(res->facts.walk[i]));
 }
 
 void

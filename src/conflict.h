@@ -31,10 +31,12 @@ typedef struct ConflictResult
 typedef struct ConflictMemo ConflictMemo;
 
 extern ConflictMemo *ConflictMemoCreate(void);
+extern void ConflictPrefetchRivals(ConflictMemo *memo, const int64 *ids, int n);
 extern void ConflictCheck(MemtxTxn *t, MemtxRec *cand, bool provenance, ConflictMemo *memo,
 						  ConflictResult *res);
 extern void ConflictSupersede(Datum *ids, int n);
 extern void ConflictFetchRivals(int64 id);
+extern void ConflictFetchRivalsOf(MemtxRec *cand);
 
 /* pipeline.c */
 

@@ -6,7 +6,12 @@
  * table directly included, so neither an API path nor a manual UPDATE can make
  * any other move.  It also keeps a record's identity and content immutable:
  * a record is re-staged, never edited.  INSERTs are not checked, so COPY in
- * pg_restore loads a dumped store as it was.
+ * pg_restore loads a dumped store as it was; only the extension's owner and
+ * superusers may insert into memtx.records.  The API inserts settled rows
+ * in two places only, and updates neither: memtx.act's tool actions
+ * (committed) and memtx.propose's record, admitted before it is written
+ * (SPEC §21).  So no flag lets a row past this trigger: every move of a
+ * written record is still checked here.
  *
  * Immutability is a list of what may change, not of what may not (SPEC §16
  * "Immutable content"): the state and its reason, the settlement positions

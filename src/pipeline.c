@@ -43,7 +43,9 @@
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/rangetypes.h"
 #include "utils/timestamp.h"
+#include "utils/typcache.h"
 
 /*
  * Take records ids[0..n) to committed (or action_safe) through validated, in
@@ -185,13 +187,11 @@ PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, bool 
 }
 
 /*
- * The stored outcome of transaction t, into the SRF's tuplestore (each row
- * led by t's id when with_tx: memtx.propose's rows); counts the records and
- * those that passed.
+ * The stored outcome of transaction t, into the SRF's tuplestore; counts
+ * the records and those that passed.
  */
 static void
-PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx, int64 *nstaged,
-					int64 *npassed)
+PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, int64 *nstaged, int64 *npassed)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8OID};
@@ -209,14 +209,11 @@ PipelineEmitOutcome(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx, int64 *nst
 	*npassed = 0;
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		Datum		out[4];
-		bool		nulls[4] = {false, false, false, false};
-		int			k = 0;
+		Datum		out[3];
+		bool		nulls[3] = {false, false, false};
 
-		if (with_tx)
-			out[k++] = Int64GetDatum(t->id);
-		for (int c = 1; c <= 3; c++, k++)
-			out[k] = MemtxGet(i, c, &nulls[k]);
+		for (int c = 1; c <= 3; c++)
+			out[c - 1] = MemtxGet(i, c, &nulls[c - 1]);
 		if (MemtxGetBool(i, 4))
 			(*npassed)++;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
@@ -313,17 +310,22 @@ PipelineCompareSlots(const void *a, const void *b)
  * (step 3d) and as a parent (3a–3c, 4); so a record that is the last of the
  * run on its slot and has no children can wait, and the run promotes all
  * such records in one statement at its end.  None waits unless allowed (a
- * run that may repair tool actions).
+ * run that may repair tool actions).  When allowed, also fetches into memo
+ * the rivals of the first record of each slot (ConflictPrefetchRivals).
  */
 static bool *
-PipelineDeferrable(MemtxRec *recs, const bool *has_children, uint64 n, bool allowed)
+PipelineDeferrable(MemtxRec *recs, const bool *has_children, uint64 n, bool allowed,
+				   ConflictMemo *memo)
 {
 	bool	   *defer = palloc0(sizeof(bool) * (n + 1));
 	PipelineSlotRef *refs;
+	int64	   *firsts;
+	int			nfirsts = 0;
 
 	if (!allowed || n < 2)
 		return defer;			/* none, or one record: nothing to gain */
 	refs = palloc(sizeof(PipelineSlotRef) * n);
+	firsts = palloc(sizeof(int64) * n);
 	for (uint64 i = 0; i < n; i++)
 	{
 		refs[i].entity = recs[i].entity;
@@ -331,15 +333,25 @@ PipelineDeferrable(MemtxRec *recs, const bool *has_children, uint64 n, bool allo
 		refs[i].pos = i;
 	}
 	qsort(refs, n, sizeof(PipelineSlotRef), PipelineCompareSlots);
-	/* sorted by slot, then place: the last of each slot's group is its last record */
+	/*
+	 * Sorted by slot, then place: the last of each slot's group is its last
+	 * record, the first its first, whose rivals nothing earlier in the run
+	 * can change: those are fetched for all of them at once.
+	 */
 	for (uint64 k = 0; k < n; k++)
 	{
 		bool		last = k + 1 == n ||
 			strcmp(refs[k + 1].entity, refs[k].entity) != 0 ||
 			strcmp(refs[k + 1].attribute, refs[k].attribute) != 0;
+		bool		first = k == 0 ||
+			strcmp(refs[k - 1].entity, refs[k].entity) != 0 ||
+			strcmp(refs[k - 1].attribute, refs[k].attribute) != 0;
 
 		defer[refs[k].pos] = last && !has_children[refs[k].pos];
+		if (first)
+			firsts[nfirsts++] = recs[refs[k].pos].id;
 	}
+	ConflictPrefetchRivals(memo, firsts, nfirsts);
 	return defer;
 }
 
@@ -356,7 +368,7 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 	int32	   *checks = palloc(sizeof(int32) * (n + 1));
 	char	  **superseded = palloc(sizeof(char *) * (n + 1));
 	/* a run that may repair actions promotes each record at once */
-	bool	   *defer = PipelineDeferrable(recs, has_children, n, !repair_actions);
+	bool	   *defer = PipelineDeferrable(recs, has_children, n, !repair_actions, memo);
 	int64	   *deferred = palloc(sizeof(int64) * (n + 1));
 	int			nsettled = 0;
 	int			ndeferred = 0;
@@ -392,11 +404,12 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 
 /*
  * Commit open transaction t (loaded and locked for the call): admit its
- * staged records, end it, and put the outcome into rsinfo's tuplestore (led
- * by t's id when with_tx).  memtx.commit and memtx.propose.
+ * staged records, end it, and put the outcome into rsinfo's tuplestore.
+ * memtx.commit (memtx.propose admits its one record before writing it:
+ * PipelineAdmitPending).
  */
-void
-PipelineCommit(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx)
+static void
+PipelineCommit(MemtxTxn *t, ReturnSetInfo *rsinfo)
 {
 	uint64		n;
 	int64		nstaged;
@@ -427,12 +440,74 @@ PipelineCommit(MemtxTxn *t, ReturnSetInfo *rsinfo, bool with_tx)
 	FaultPoint("commit:loaded");
 	PipelineAdmitAll(t, recs, valid_now, provenance, has_children, n, repair_actions);
 
-	PipelineEmitOutcome(t, rsinfo, with_tx, &nstaged, &npassed);
+	PipelineEmitOutcome(t, rsinfo, &nstaged, &npassed);
 	status = npassed == nstaged ? MX_COMMITTED :
 		(npassed == 0 ? MX_ABORTED : MX_PARTIALLY_COMMITTED);
 	TxnEnd(t, status, MR_NONE);
 	FaultPoint("commit:ended");
 	MemtxNotify("commit", t->id, 0, MemtxTxStatusNames[status], nstaged);
+}
+
+/*
+ * memtx.propose's record, pending (not yet in the store, SPEC §21), of
+ * fresh transaction t: lock its slot and run the four checks on it as
+ * PipelineCommit would on the only record of t's run — superseding its
+ * rivals when it passes — and say what its row is to be.  A run of one
+ * record promotes nothing later, and a fresh transaction has no tool
+ * actions below its staging, so nothing is repaired.
+ */
+void
+PipelineAdmitPending(MemtxTxn *t, MemtxRec *rec, PipelineVerdict *v)
+{
+	TypeCacheEntry *range = lookup_type_cache(TSTZRANGEOID, TYPECACHE_RANGE_INFO);
+	bool		valid_now;
+	bool		provenance;
+
+	Assert(rec->pending);
+	LockSlots(t->namespace, &rec->entity, &rec->attribute, 1);
+	FaultPoint("commit:loaded");
+	valid_now = rec->valid == (Datum) 0 ||
+		range_contains_elem_internal(range, DatumGetRangeTypeP(rec->valid),
+									 TimestampTzGetDatum(MemtxNow()));
+	/* a fresh transaction has read nothing */
+	provenance = ArrayGetNItems(ARR_NDIM(rec->parents), ARR_DIMS(rec->parents)) > 0;
+	v->reason = PipelineAdmit(t, rec, valid_now, provenance, true, ConflictMemoCreate(),
+							  &v->checks, &v->superseded);
+	if (v->reason != MR_NONE)
+		v->state = MS_QUARANTINED;
+	else
+		v->state = t->tier == MT_EXTERNAL_ACTION ? MS_ACTION_SAFE : MS_COMMITTED;
+}
+
+/*
+ * After memtx.propose wrote record id of t settled (v) and t's row closed:
+ * what PipelineAdmitAll and PipelineCommit do after the admission — the
+ * receipt, the outcome row (led by t's id), the events.
+ */
+void
+PipelineSettledPending(MemtxTxn *t, int64 id, const PipelineVerdict *v, ReturnSetInfo *rsinfo)
+{
+	Datum		out[4];
+	bool		nulls[4] = {false, false, false, false};
+	int32		checks = v->checks;
+	char	   *superseded = v->superseded;
+
+	if (v->reason == MR_NEEDS_REVIEW)
+		MemtxNotify("review", t->id, id, MemtxReasonName(v->reason), 0);
+	FaultPoint("commit:admitted");
+	ReceiptCommits(t->namespace, &id, &checks, &superseded, 1, true);
+	FaultPoint("commit:receipts");
+	out[0] = Int64GetDatum(t->id);
+	out[1] = Int64GetDatum(id);
+	out[2] = DirectFunctionCall2(enum_in, CStringGetDatum(MemtxStateNames[v->state]),
+								 ObjectIdGetDatum(TupleDescAttr(rsinfo->setDesc, 2)->atttypid));
+	if (v->reason != MR_NONE)
+		out[3] = CStringGetTextDatum(MemtxReasonName(v->reason));
+	else
+		nulls[3] = true;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+	FaultPoint("commit:ended");
+	MemtxNotify("commit", t->id, 0, MemtxTxStatusNames[t->status], 1);
 }
 
 /*
@@ -456,10 +531,10 @@ memtx_commit(PG_FUNCTION_ARGS)
 		int64		nstaged;
 		int64		npassed;
 
-		PipelineEmitOutcome(t, rsinfo, false, &nstaged, &npassed);
+		PipelineEmitOutcome(t, rsinfo, &nstaged, &npassed);
 	}
 	else
-		PipelineCommit(t, rsinfo, false);
+		PipelineCommit(t, rsinfo);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }

@@ -83,20 +83,49 @@ ProposalHeadMatches(MemtxRec *rec)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8OID};
-	Datum		values[1];
+	static SPIPlanPtr pending;
+	static const Oid pending_types[] = {TEXTOID, TEXTOID, TEXTOID, TSTZRANGEOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
 
 	Assert(rec->expected_head >= 0);
 	Assert(LockSlotHeld(rec->namespace, rec->entity, rec->attribute));
-	values[0] = Int64GetDatum(rec->id);
-	MemtxExec(MemtxPlan(&plan,
-						"SELECT count(*), min(h.id) "
-						"FROM memtx.records c JOIN memtx.records h "
-						"  ON memtx.is_active(h.state) "
-						" AND h.namespace = c.namespace AND h.entity = c.entity "
-						" AND h.attribute = c.attribute AND h.valid && c.valid "
-						"WHERE c.id = $1 AND h.id <> c.id",
-						1, types),
-			  values, NULL, 1);
+	if (rec->pending)
+	{
+		/*
+		 * not in the store yet (memtx.propose): by its content, through the
+		 * single-truth index by slot key and digest (as ConflictFetchRivals),
+		 * never through the whole partial index of active records
+		 */
+		values[0] = CStringGetTextDatum(rec->namespace);
+		values[1] = CStringGetTextDatum(rec->entity);
+		values[2] = CStringGetTextDatum(rec->attribute);
+		values[3] = rec->valid;
+		nulls[3] = rec->valid == (Datum) 0 ? 'n' : ' ';
+		MemtxExec(MemtxPlan(&pending,
+							"SELECT count(*), min(h.id) FROM memtx.records h "
+							"WHERE memtx.is_active(h.state) "
+							"  AND h.namespace = $1 AND h.entity = $2 AND h.attribute = $3 "
+							"  AND h.valid && coalesce($4, '(,)'::pg_catalog.tstzrange) "
+							"  AND memtx.slot_key(h.namespace, h.entity, h.attribute) = memtx.slot_key($1, $2, $3) "
+							"  AND memtx.slot_digest(h.namespace, h.entity, h.attribute) "
+							"      = memtx.slot_digest($1, $2, $3)",
+							4, pending_types),
+				  values, nulls, 1);
+	}
+	else
+	{
+		values[0] = Int64GetDatum(rec->id);
+		MemtxExec(MemtxPlan(&plan,
+							"SELECT count(*), min(h.id) "
+							"FROM memtx.records c JOIN memtx.records h "
+							"  ON memtx.is_active(h.state) "
+							" AND h.namespace = c.namespace AND h.entity = c.entity "
+							" AND h.attribute = c.attribute AND h.valid && c.valid "
+							"WHERE c.id = $1 AND h.id <> c.id",
+							1, types),
+				  values, NULL, 1);
+	}
 	if (rec->expected_head == 0)
 		return MemtxGetInt64(0, 1) == 0;
 	return MemtxGetInt64(0, 1) == 1 && MemtxGetInt64(0, 2) == rec->expected_head;

@@ -1,22 +1,35 @@
 /*
- * propose.c — memtx.propose (SPEC §10): begin, stage and commit of one
+ * propose.c — memtx.propose (SPEC §10, §21): begin, stage and commit of one
  * record in one call.
  *
- * The call runs the three calls' own code — TxnBegin, StageCall,
- * PipelineCommit — in one MemtxCall, so it returns what the three calls
- * return and takes their locks in their order, but pays for one call: one
- * switch to the extension owner, one SPI connection, one transaction load
- * (the stage's, kept for the commit: the row stays locked), and no
- * PL/pgSQL.  The transaction begins as the caller, at the caller's tier, in
- * the namespace given.
+ * The call runs the three calls' checks in their order — TxnBegin's,
+ * StageCall's, the commit pipeline's — in one MemtxCall, so it returns what
+ * the three calls return, refuses what they refuse and takes their locks in
+ * their order, but pays for one call: one switch to the extension owner,
+ * one SPI connection, no PL/pgSQL.  The transaction begins as the caller,
+ * at the caller's tier, in the namespace given.
+ *
+ * Fewer row versions (SPEC §21).  Nobody else can name the transaction
+ * before the call ends, so it is open only inside the call
+ * (TxnBeginPending): its record is admitted before anything is written
+ * (PipelineAdmitPending: the four checks, by the record's content, and the
+ * supersession of its rivals), then the transaction's row is written once,
+ * already closed, and the record once, already settled — committed,
+ * action_safe or quarantined, with the positions, verdict and reason the
+ * commit would have set, its staging position drawn after any
+ * supersession.  Its first history row is that settled state at its staging
+ * position; it has no tentative one.  The receipt, the outcome rows and the
+ * events are the commit's.  The lifecycle trigger guards UPDATEs, and
+ * propose updates neither row: what a user can do to a record is as before.
  *
  * A proposal id makes the call a possible retry: when the id is already
  * bound (proposal.c), the stage returns the original record and writes
  * nothing, and propose returns the original's outcome (memtx.outcome, as
- * the caller) without a trace of its own transaction.  So with a proposal id
- * the begin and the stage run in an internal subtransaction, rolled back on
- * a retry; without one there is nothing to undo and no subtransaction.  An
- * error anywhere aborts the caller's statement, as with the three calls.
+ * the caller) without a trace of its own transaction.  The begin and the
+ * stage then run in an internal subtransaction, rolled back on a retry, so
+ * a retry also releases the locks it took, as it always has; without an id
+ * there is nothing to undo and no subtransaction.  An error anywhere aborts
+ * the caller's statement, as with the three calls.
  */
 #include "pipeline.h"
 #include "stage.h"
@@ -60,23 +73,23 @@ ProposeEmitRetry(ReturnSetInfo *rsinfo, Datum proposal, Datum ns, int64 original
 /* What the begin and the stage of a proposal left. */
 typedef struct ProposeStaged
 {
-	MemtxTxn   *t;				/* the transaction, loaded and locked */
+	MemtxTxn   *t;				/* the transaction, open in this call only */
 	int64		id;				/* the record, or a retry's original */
 	bool		retried;		/* the proposal id was bound already */
+	StagePending pending;		/* the record's admission */
 } ProposeStaged;
 
 /*
  * Begin a transaction of call's principal in ns and stage into it with
- * stage's arguments (all but the transaction id, set here).
+ * stage's arguments (all but the transaction id, set here): unless a retry,
+ * the record is admitted and written settled, the transaction closed.
  */
 static void
 ProposeStage(MemtxCall *call, const char *ns, FunctionCallInfo stage, ProposeStaged *out)
 {
-	int64		tx = TxnBegin(call, call->caller_name, false, -1, -1, ns);
-
-	out->t = TxnLoad(call, tx, TXN_NEED_OPEN);
-	stage->args[0].value = Int64GetDatum(tx);
-	out->id = StageCall(stage, call, out->t, &out->retried);
+	out->t = TxnBeginPending(call, ns, &out->pending.epoch);
+	stage->args[0].value = Int64GetDatum(out->t->id);
+	out->id = StageCall(stage, call, out->t, &out->retried, &out->pending);
 }
 
 /*
@@ -148,7 +161,7 @@ memtx_propose(PG_FUNCTION_ARGS)
 						 PG_GETARG_DATUM(PROPOSE_NAMESPACE), st.id);
 		return (Datum) 0;
 	}
-	PipelineCommit(st.t, rsinfo, true);
+	PipelineSettledPending(st.t, st.id, &st.pending.verdict, rsinfo);
 	MemtxCallEnd(&call);
 	return (Datum) 0;
 }

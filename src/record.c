@@ -74,6 +74,7 @@ RecDecode(const RecLayout *layout, HeapTuple tuple, MemtxRec *rec)
 	bool		isnull;
 	Datum		d;
 
+	rec->pending = false;
 	rec->id = DatumGetInt64(heap_getattr(tuple, layout->id, desc, &isnull));
 	rec->tx_id = DatumGetInt64(heap_getattr(tuple, layout->tx_id, desc, &isnull));
 	rec->state = (MemtxState) CatalogEnumIndex(ME_STATE,

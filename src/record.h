@@ -34,6 +34,15 @@ typedef struct MemtxRec
 	Datum		committed_xid;
 	int64		committed_seq;
 	int64		expected_head;	/* -1: no expectation; 0: typed absence (SPEC §10) */
+	/*
+	 * A candidate not yet in memtx.records (memtx.propose checks its record
+	 * before inserting it, SPEC §21): the content the checks read from the
+	 * row otherwise.  false for every decoded row.
+	 */
+	bool		pending;
+	Datum		value;			/* jsonb; pending only */
+	Datum		valid;			/* tstzrange; pending only */
+	ArrayType  *parents;		/* bigint[], sorted distinct; pending only */
 } MemtxRec;
 
 /*

@@ -34,6 +34,7 @@
  * arguments; the essay on memtx.stage_many opens its section below.
  */
 #include "fault.h"
+#include "pipeline.h"
 #include "proposal.h"
 #include "locks.h"
 #include "stage.h"
@@ -321,18 +322,20 @@ StageContent(FunctionCallInfo fcinfo, StageArgs *a, bool has_observed, Timestamp
  */
 static int64
 StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
-			double authority, TimestampTz *observed)
+			double authority, TimestampTz *observed, const PipelineVerdict *settled)
 {
 	static SPIPlanPtr insert;
+	static SPIPlanPtr insert_settled;
+	static SPIPlanPtr positions;
 	static SPIPlanPtr edges;
 	static const Oid insert_types[] = {
 		INT8OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, FLOAT8OID,
 		FLOAT8OID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID,
-		INT8OID, TEXTOID, INT8OID, TEXTOID
+		INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID
 	};
 	static const Oid edge_types[] = {INT8OID, INT8ARRAYOID, TEXTOID};
-	Datum		values[19];
-	char		nulls[19];
+	Datum		values[23];
+	char		nulls[23];
 	int64		id;
 
 	memset(nulls, ' ', sizeof(nulls));
@@ -363,16 +366,55 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 	/* a proposal id is the transaction's agent's (SPEC §17) */
 	values[18] = a->proposal ? CStringGetTextDatum(t->agent) : (Datum) 0;
 	nulls[18] = a->proposal ? ' ' : 'n';
-	MemtxExec(MemtxPlan(&insert,
-						"INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, kind, "
-						"source, authority, confidence, owner, readers, writers, scope, valid, "
-						"observed_at, expected_head, proposal, restored_from, proposer, state, staged_xid, staged_pos) "
-						"VALUES ($1, $2, $3, $4, $5, $6::memtx.kind, $7, $8, $9, $10, $11, $12, "
-						"$13::memtx.scope, coalesce($14, '(,)'::pg_catalog.tstzrange), $15, $16, $17, $18, $19, "
-						"'tentative', pg_catalog.pg_current_xact_id(), pg_catalog.nextval('memtx.clock')) "
-						"RETURNING id",
-						19, insert_types),
-			  values, nulls, 0);
+#define STAGE_INSERT \
+	"INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, kind, " \
+	"source, authority, confidence, owner, readers, writers, scope, valid, " \
+	"observed_at, expected_head, proposal, restored_from, proposer, state, staged_xid, staged_pos"
+#define STAGE_VALUES \
+	"VALUES ($1, $2, $3, $4, $5, $6::memtx.kind, $7, $8, $9, $10, $11, $12, " \
+	"$13::memtx.scope, coalesce($14, '(,)'::pg_catalog.tstzrange), $15, $16, $17, $18, $19, "
+	if (settled == NULL)
+		MemtxExec(MemtxPlan(&insert,
+							STAGE_INSERT ") " STAGE_VALUES
+							"'tentative', pg_catalog.pg_current_xact_id(), pg_catalog.nextval('memtx.clock')) "
+							"RETURNING id",
+							19, insert_types),
+				  values, nulls, 0);
+	else
+	{
+		/*
+		 * memtx.propose's record, admitted already (SPEC §21): written in
+		 * the state its commit gives it, with what the promotion or the
+		 * quarantine would have set.  Its staging and settlement positions
+		 * are drawn now, after any supersession, in that order; the history
+		 * trigger keeps its first row at its staging position.
+		 */
+		MemtxExec(MemtxPlan(&positions,
+							"SELECT pg_catalog.nextval('memtx.clock'), pg_catalog.nextval('memtx.clock')",
+							0, NULL),
+				  NULL, NULL, 1);
+		values[21] = Int64GetDatum(MemtxGetInt64(0, 1));
+		values[22] = Int64GetDatum(MemtxGetInt64(0, 2));
+		nulls[21] = nulls[22] = ' ';
+		values[19] = CStringGetTextDatum(MemtxStateNames[settled->state]);
+		nulls[19] = ' ';
+		values[20] = settled->reason != MR_NONE
+			? CStringGetTextDatum(MemtxReasonName(settled->reason)) : (Datum) 0;
+		nulls[20] = settled->reason != MR_NONE ? ' ' : 'n';
+		MemtxExec(MemtxPlan(&insert_settled,
+							STAGE_INSERT ", reason, verdict, verdict_reason, settled_xid, settled_pos, "
+							"committed_xid, committed_seq) " STAGE_VALUES
+							"$20::memtx.state, pg_catalog.pg_current_xact_id(), $22, "
+							"$21, $20::memtx.state, $21, pg_catalog.pg_current_xact_id(), $23, "
+							/* committed positions only for an active record */
+							"CASE WHEN memtx.is_active($20::memtx.state) THEN pg_catalog.pg_current_xact_id() END, "
+							"CASE WHEN memtx.is_active($20::memtx.state) THEN $23 END) "
+							"RETURNING id",
+							23, insert_types),
+				  values, nulls, 0);
+	}
+#undef STAGE_INSERT
+#undef STAGE_VALUES
 	id = MemtxGetInt64(0, 1);
 	FaultPoint("stage:inserted");
 
@@ -391,13 +433,52 @@ StageInsert(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 }
 
 /*
+ * memtx.propose's record, before it is written (SPEC §21): admit it as
+ * the only record of fresh transaction t (PipelineAdmitPending), then write
+ * t's row closed with the outcome, so the record can be written settled.
+ */
+static void
+StageAdmitPending(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
+				  double authority, bool has_observed, TimestampTz observed,
+				  StagePending *pending)
+{
+	MemtxRec	rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.pending = true;
+	rec.tx_id = t->id;			/* rec.id stays 0: no row yet */
+	rec.state = MS_TENTATIVE;
+	rec.kind = a->kind;
+	rec.scope = a->scope;
+	rec.namespace = t->namespace;
+	rec.entity = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	rec.attribute = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	rec.source = PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5));
+	rec.authority = authority;
+	rec.confidence = a->confidence;
+	rec.owner = call->caller_name;
+	rec.readers = a->readers;
+	rec.writers = a->writers;
+	rec.has_observed = has_observed;
+	rec.observed_at = observed;
+	rec.expected_head = a->has_head ? a->expected_head : -1;
+	rec.value = PG_GETARG_DATUM(3);
+	rec.valid = PG_ARGISNULL(11) ? (Datum) 0 : PG_GETARG_DATUM(11);
+	rec.parents = a->parents;
+	PipelineAdmitPending(t, &rec, &pending->verdict);
+	TxnInsertClosed(t, pending->epoch,
+					pending->verdict.reason == MR_NONE ? MX_COMMITTED : MX_ABORTED);
+}
+
+/*
  * Stage one record into t, whose row and namespace lock the caller holds,
  * from the arguments of a stage call (checked by StageCheckArgs); returns its
  * id, or the original record's when the call retries a bound proposal
  * (*retried then true, when retried is not NULL).
  */
 static int64
-StageRecord(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a, bool *retried)
+StageRecord(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a, bool *retried,
+			StagePending *pending)
 {
 	double		authority;
 	TimestampTz observed = 0;
@@ -428,9 +509,18 @@ StageRecord(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, StageArgs *a,
 		if (original != 0)
 			return original;
 	}
+	if (pending)
+	{
+		/* t is fresh: it has staged nothing (no count to read) */
+		StageCountTx = t->id;
+		StageCountN = 0;
+	}
 	StageCheckCount(t);
 
-	id = StageInsert(fcinfo, call, t, a, authority, has_observed ? &observed : NULL);
+	if (pending)
+		StageAdmitPending(fcinfo, call, t, a, authority, has_observed, observed, pending);
+	id = StageInsert(fcinfo, call, t, a, authority, has_observed ? &observed : NULL,
+					 pending ? &pending->verdict : NULL);
 	StageCountN++;
 	return id;
 }
@@ -454,7 +544,7 @@ memtx_stage(PG_FUNCTION_ARGS)
 	MemtxCallBegin(&call);
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
 	LockNamespace(t->namespace, false);
-	id = StageRecord(fcinfo, &call, t, &a, NULL);
+	id = StageRecord(fcinfo, &call, t, &a, NULL, NULL);
 	MemtxCallEnd(&call);
 	PG_RETURN_INT64(id);
 }
@@ -466,14 +556,15 @@ memtx_stage(PG_FUNCTION_ARGS)
  * the original's when the call retries a bound proposal (*retried).
  */
 int64
-StageCall(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, bool *retried)
+StageCall(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, bool *retried,
+		  StagePending *pending)
 {
 	StageArgs	a;
 
 	*retried = false;
 	StageCheckArgs(fcinfo, &a);
 	LockNamespace(t->namespace, false);
-	return StageRecord(fcinfo, call, t, &a, retried);
+	return StageRecord(fcinfo, call, t, &a, retried, pending);
 }
 
 /*
@@ -719,7 +810,7 @@ StageManyStage(MemoryContext cxt, int i, FunctionCallInfo fc, MemtxCall *call, M
 	{
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
-		id = StageRecord(fc, call, t, a, NULL);
+		id = StageRecord(fc, call, t, a, NULL, NULL);
 		SPI_finish();
 	}
 	PG_CATCH();
@@ -728,6 +819,154 @@ StageManyStage(MemoryContext cxt, int i, FunctionCallInfo fc, MemtxCall *call, M
 	}
 	PG_END_TRY();
 	return id;
+}
+
+/*
+ * Whether element a of a batch can be written with the others in one
+ * INSERT (StageManySetwise): nothing of its checks reads a record, so
+ * writing the earlier elements first could not change them — no parents
+ * (one could be an element written just before it), no expected head, no
+ * proposal id (a second use of one id in a batch is a retry of the first).
+ */
+static bool
+StageManyPlain(const StageArgs *a)
+{
+	return a->nparents == 0 && !a->has_head && a->proposal == NULL && StageRestoredFrom == 0;
+}
+
+/* An array of n datums of type, with nulls (nulls NULL: none). */
+static Datum
+StageManyArray(Datum *elems, bool *nulls, int n, Oid type)
+{
+	int16		len;
+	bool		byval;
+	char		align;
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+
+	get_typlenbyvalalign(type, &len, &byval, &align);
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, type, len, byval, align));
+}
+
+/*
+ * Stage every element of a batch of plain elements (StageManyPlain) into t,
+ * whose row and namespace lock the caller holds: each element's checks in
+ * order, as StageRecord runs them (an error names its element), then all
+ * of them in one INSERT, in element order — the ids, staging positions and
+ * history rows of one StageRecord per element, with one statement's cost
+ * (one executor start, one history trigger run).  Puts the ids into rsinfo.
+ */
+static void
+StageManySetwise(MemoryContext cxt, int n, FunctionCallInfo *calls, MemtxCall *call, MemtxTxn *t,
+				 StageArgs *args, ReturnSetInfo *rsinfo)
+{
+	static SPIPlanPtr insert;
+	static const Oid types[] = {
+		INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, JSONBARRAYOID, TEXTARRAYOID,
+		TEXTARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+		TSTZRANGEARRAYOID, TIMESTAMPTZARRAYOID
+	};
+	Datum		values[15];
+	Datum	   *col[12];
+	bool	   *colnull[12];
+	Oid			out_func;
+	bool		varlena;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	for (int c = 0; c < 12; c++)
+	{
+		col[c] = palloc(sizeof(Datum) * n);
+		colnull[c] = palloc0(sizeof(bool) * n);
+	}
+	getTypeOutputInfo(TEXTARRAYOID, &out_func, &varlena);
+	for (int i = 0; i < n; i++)
+	{
+		FunctionCallInfo fcinfo = calls[i];
+		StageArgs  *a = &args[i];
+
+		PG_TRY();
+		{
+			TimestampTz observed = 0;
+			bool		has_observed = StageCheckParents(call, t, a->parents, a->nparents, &observed);
+
+			if (!PG_ARGISNULL(12))
+			{
+				observed = PG_GETARG_TIMESTAMPTZ(12);
+				has_observed = true;
+			}
+			col[5][i] = Float8GetDatum(PG_ARGISNULL(5)
+									   ? memtx_default_authority
+									   : StageSourceAuthority(call, PG_GETARG_TEXT_PP(5)));
+			StageCheckCount(t);
+			StageCountN++;		/* written below, or the statement fails */
+			col[0][i] = PG_GETARG_DATUM(1);
+			col[1][i] = PG_GETARG_DATUM(2);
+			col[2][i] = PG_GETARG_DATUM(3);
+			col[3][i] = CStringGetTextDatum(MemtxKindNames[a->kind]);
+			col[4][i] = PG_ARGISNULL(5) ? (Datum) 0 : PG_GETARG_DATUM(5);
+			colnull[4][i] = PG_ARGISNULL(5);
+			col[6][i] = Float8GetDatum(a->confidence);
+			col[7][i] = CStringGetTextDatum(OidOutputFunctionCall(out_func, PointerGetDatum(a->readers)));
+			col[8][i] = CStringGetTextDatum(OidOutputFunctionCall(out_func, PointerGetDatum(a->writers)));
+			col[9][i] = CStringGetTextDatum(MemtxScopeNames[a->scope]);
+			col[10][i] = PG_ARGISNULL(11) ? (Datum) 0 : PG_GETARG_DATUM(11);
+			colnull[10][i] = PG_ARGISNULL(11);
+			col[11][i] = has_observed ? TimestampTzGetDatum(observed) : (Datum) 0;
+			colnull[11][i] = !has_observed;
+		}
+		PG_CATCH();
+		{
+			StageManyRethrow(cxt, i);
+		}
+		PG_END_TRY();
+	}
+	values[0] = Int64GetDatum(t->id);
+	values[1] = CStringGetTextDatum(t->namespace);
+	values[2] = CStringGetTextDatum(call->caller_name);
+	values[3] = StageManyArray(col[0], NULL, n, TEXTOID);
+	values[4] = StageManyArray(col[1], NULL, n, TEXTOID);
+	values[5] = StageManyArray(col[2], NULL, n, JSONBOID);
+	values[6] = StageManyArray(col[3], NULL, n, TEXTOID);
+	values[7] = StageManyArray(col[4], colnull[4], n, TEXTOID);
+	values[8] = StageManyArray(col[5], NULL, n, FLOAT8OID);
+	values[9] = StageManyArray(col[6], NULL, n, FLOAT8OID);
+	values[10] = StageManyArray(col[7], NULL, n, TEXTOID);
+	values[11] = StageManyArray(col[8], NULL, n, TEXTOID);
+	values[12] = StageManyArray(col[9], NULL, n, TEXTOID);
+	values[13] = StageManyArray(col[10], colnull[10], n, TSTZRANGEOID);
+	values[14] = StageManyArray(col[11], colnull[11], n, TIMESTAMPTZOID);
+	/*
+	 * The rows in element order: a volatile output (the clock) is computed
+	 * after the sort, and the id's default as each row is inserted, so ids
+	 * and staging positions follow the elements, and RETURNING lists the
+	 * rows as they were inserted.
+	 */
+	MemtxExec(MemtxPlan(&insert,
+						"INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, kind, "
+						"source, authority, confidence, owner, readers, writers, scope, valid, "
+						"observed_at, state, staged_xid, staged_pos) "
+						"SELECT $1, $2, u.entity, u.attribute, u.value, u.kind::memtx.kind, u.source, "
+						"u.authority, u.confidence, $3, u.readers::text[], u.writers::text[], "
+						"u.scope::memtx.scope, coalesce(u.valid, '(,)'::pg_catalog.tstzrange), u.observed, "
+						"'tentative', pg_catalog.pg_current_xact_id(), pg_catalog.nextval('memtx.clock') "
+						"FROM unnest($4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) WITH ORDINALITY "
+						"  AS u(entity, attribute, value, kind, source, authority, confidence, readers, "
+						"       writers, scope, valid, observed, ord) "
+						"ORDER BY u.ord "
+						"RETURNING id",
+						15, types),
+			  values, NULL, 0);
+	if (SPI_processed != (uint64) n)
+		elog(ERROR, "%d records to stage, " UINT64_FORMAT " written", n, SPI_processed);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		Datum		id = Int64GetDatum(MemtxGetInt64(i, 1));
+		bool		isnull = false;
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &id, &isnull);
+	}
+	SPI_finish();
 }
 
 /* memtx.stage_many(tx, records jsonb) → SETOF bigint, the ids in element order */
@@ -746,6 +985,7 @@ memtx_stage_many(PG_FUNCTION_ARGS)
 	StageArgs  *args;
 	char	  **proposals;
 	int			nproposals = 0;
+	bool		plain = true;
 
 	MemtxRequireArg(fcinfo, 0, "transaction id");
 	MemtxRequireArg(fcinfo, 1, "records");
@@ -779,6 +1019,14 @@ memtx_stage_many(PG_FUNCTION_ARGS)
 	t = TxnLoad(&call, PG_GETARG_INT64(0), TXN_NEED_OPEN);
 	LockNamespace(t->namespace, false);
 	LockProposals(t->namespace, t->agent, proposals, nproposals);
+	for (int i = 0; i < n && plain; i++)
+		plain = StageManyPlain(&args[i]);
+	if (plain && n > 1)
+	{
+		StageManySetwise(cxt, n, calls, &call, t, args, rsinfo);
+		MemtxCallEnd(&call);
+		return (Datum) 0;
+	}
 	for (int i = 0; i < n; i++)
 	{
 		Datum		id = Int64GetDatum(StageManyStage(cxt, i, calls[i], &call, t, &args[i]));

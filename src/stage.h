@@ -5,9 +5,24 @@
 #ifndef MEMTX_STAGE_H
 #define MEMTX_STAGE_H
 
-#include "txn.h"
+#include "pipeline.h"
 
-/* stage's arguments in fcinfo, t loaded for call: the staged record's id (or a retry's original) */
-extern int64 StageCall(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, bool *retried);
+/*
+ * memtx.propose's stage into a fresh transaction (TxnBeginPending): its
+ * record is admitted before it is written, and written settled (SPEC §21).
+ */
+typedef struct StagePending
+{
+	int64		epoch;			/* in: the agent's writer epoch, for t's row */
+	PipelineVerdict verdict;	/* out: the record's admission */
+} StagePending;
+
+/*
+ * stage's arguments in fcinfo, t loaded for call: the staged record's id (or
+ * a retry's original); pending: t is fresh, the record is admitted and
+ * written settled, and t's row written closed.
+ */
+extern int64 StageCall(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, bool *retried,
+					   StagePending *pending);
 
 #endif							/* MEMTX_STAGE_H */

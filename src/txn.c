@@ -374,11 +374,37 @@ TxnTierFloor(const char *agent, bool named)
 }
 
 /*
- * Open a transaction of agent in namespace ns for call's principal, at tier
- * (-1: the agent's floor; agent_named: the agent was named by a harness, so
- * the session user's floor does not apply) and isolation (-1: the tier's),
- * checking that the principal may begin in ns and that agent is not
- * fenced; returns its id.  memtx.begin and memtx.propose.
+ * What every begin checks and decides before its row is written: that
+ * call's principal may begin in ns and agent is not fenced (taking the
+ * agent's writer lock), the tier (-1: the agent's floor; agent_named: the
+ * agent was named by a harness, so the session user's floor does not apply)
+ * and the isolation (-1: the tier's).  Returns the agent's writer epoch.
+ */
+static int64
+TxnBeginChecks(MemtxCall *call, const char *agent, bool agent_named, int *tier, int *isolation,
+			   const char *ns)
+{
+	int64		epoch;
+
+	if (!MemtxNamespaceMember(call->caller, ns))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to begin in this namespace"),
+				 errdetail("Role \"%s\" is not a member of the namespace.", call->caller_name),
+				 errhint("A harness grants namespaces with memtx.grant_namespace.")));
+
+	epoch = FenceAdmitWriter(agent);
+
+	if (*tier < 0)
+		*tier = TxnTierFloor(agent, agent_named);
+	if (*isolation < 0)
+		*isolation = TierIsolation[*tier];
+	return epoch;
+}
+
+/*
+ * Open a transaction of agent in namespace ns for call's principal (see
+ * TxnBeginChecks for the arguments); returns its id.  memtx.begin.
  */
 int64
 TxnBegin(MemtxCall *call, const char *agent, bool agent_named, int tier, int isolation,
@@ -390,20 +416,7 @@ TxnBegin(MemtxCall *call, const char *agent, bool agent_named, int tier, int iso
 	int64		epoch;
 	int64		id;
 
-	if (!MemtxNamespaceMember(call->caller, ns))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to begin in this namespace"),
-				 errdetail("Role \"%s\" is not a member of the namespace.", call->caller_name),
-				 errhint("A harness grants namespaces with memtx.grant_namespace.")));
-
-	epoch = FenceAdmitWriter(agent);
-
-	if (tier < 0)
-		tier = TxnTierFloor(agent, agent_named);
-	if (isolation < 0)
-		isolation = TierIsolation[tier];
-
+	epoch = TxnBeginChecks(call, agent, agent_named, &tier, &isolation, ns);
 	values[0] = CStringGetTextDatum(agent);
 	values[1] = CStringGetTextDatum(MemtxTierNames[tier]);
 	values[2] = CStringGetTextDatum(MemtxIsolationNames[isolation]);
@@ -424,6 +437,83 @@ TxnBegin(MemtxCall *call, const char *agent, bool agent_named, int tier, int iso
 	ReadSetNoteBegin(id);
 	FaultPoint("begin:inserted");
 	return id;
+}
+
+/*
+ * memtx.propose's begin (SPEC §21): the checks and the snapshot of
+ * TxnBegin, with the caller as agent at its tier, but no row yet — the
+ * transaction is open only inside the call, loaded as TxnLoad would load it
+ * (nobody else can name it), and its row is written once, already closed,
+ * by TxnInsertClosed when the outcome is known.  *epoch is the agent's
+ * writer epoch, for that row.
+ */
+MemtxTxn *
+TxnBeginPending(MemtxCall *call, const char *ns, int64 *epoch)
+{
+	static SPIPlanPtr plan;
+	int			tier = -1;
+	int			isolation = -1;
+	MemtxTxn   *t;
+	bool		isnull;
+
+	*epoch = TxnBeginChecks(call, call->caller_name, false, &tier, &isolation, ns);
+	MemtxExec(MemtxPlan(&plan,
+						"SELECT pg_catalog.nextval('memtx.transaction_id_seq'), "
+						"pg_catalog.pg_current_snapshot(), pg_catalog.pg_current_xact_id(), "
+						"pg_catalog.nextval('memtx.clock')",
+						0, NULL),
+			  NULL, NULL, 1);
+	t = palloc0(sizeof(MemtxTxn));
+	t->id = MemtxGetInt64(0, 1);
+	t->agent = pstrdup(call->caller_name);
+	t->agent_oid = call->caller;
+	t->tier = (MemtxTier) tier;
+	t->isolation = (MemtxIsolation) isolation;
+	t->namespace = pstrdup(ns);
+	t->snapshot = SPI_datumTransfer(MemtxGet(0, 2, &isnull), false, -1);
+	t->snapshot_xid = DatumGetFullTransactionId(MemtxGet(0, 3, &isnull));
+	t->snapshot_seq = MemtxGetInt64(0, 4);
+	t->status = MX_OPEN;
+	FaultPoint("begin:inserted");
+	return t;
+}
+
+/*
+ * Write the row of transaction t (TxnBeginPending) already closed with
+ * status: the row memtx.begin, its lease and TxnEnd would have left.
+ */
+void
+TxnInsertClosed(MemtxTxn *t, int64 epoch, MemtxTxStatus status)
+{
+	static SPIPlanPtr plan;
+	static const Oid types[] = {
+		INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, PG_SNAPSHOTOID, XID8OID, INT8OID,
+		INT4OID, INT8OID, TEXTOID, INT4OID
+	};
+	Datum		values[12];
+
+	values[0] = Int64GetDatum(t->id);
+	values[1] = CStringGetTextDatum(t->agent);
+	values[2] = CStringGetTextDatum(MemtxTierNames[t->tier]);
+	values[3] = CStringGetTextDatum(MemtxIsolationNames[t->isolation]);
+	values[4] = CStringGetTextDatum(t->namespace);
+	values[5] = t->snapshot;
+	values[6] = FullTransactionIdGetDatum(t->snapshot_xid);
+	values[7] = Int64GetDatum(t->snapshot_seq);
+	values[8] = Int32GetDatum(memtx_lease_timeout);
+	values[9] = Int64GetDatum(epoch);
+	values[10] = CStringGetTextDatum(MemtxTxStatusNames[status]);
+	values[11] = Int32GetDatum(t->verifier_calls);
+	MemtxExec(MemtxPlan(&plan,
+						"INSERT INTO memtx.transactions (id, agent, tier, isolation, namespace, "
+						"snapshot, snapshot_xid, snapshot_seq, lease_expires_at, epoch, "
+						"status, ended_at, verifier_calls) "
+						"VALUES ($1, $2, $3::memtx.risk_tier, $4::memtx.isolation, $5, $6, $7, $8, "
+						"pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $9), $10, "
+						"$11::memtx.tx_status, pg_catalog.clock_timestamp(), $12)",
+						12, types),
+			  values, NULL, 0);
+	t->status = status;
 }
 
 /*

@@ -58,6 +58,8 @@ extern MemtxTxn *TxnLoadExpired(int64 id);
 extern bool TxnSawCommit(MemtxTxn *t, Datum xid, bool xid_isnull, int64 seq);
 extern void TxnRenewLease(MemtxTxn *t);
 extern void TxnEnd(MemtxTxn *t, MemtxTxStatus status, MemtxReason why);
+extern MemtxTxn *TxnBeginPending(MemtxCall *call, const char *ns, int64 *epoch);
+extern void TxnInsertClosed(MemtxTxn *t, int64 epoch, MemtxTxStatus status);
 
 /* Positions: whether (xid, pos) happened before a snapshot taken at (sxid, spos). */
 extern bool MemtxBefore(FullTransactionId xid, int64 pos, Datum snapshot,

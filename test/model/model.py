@@ -62,9 +62,7 @@ DEFAULT_NS = "default"
 # The v3 rules (by SPEC section) that the extension of this branch does not
 # implement yet.  Each name is a switch: while it is listed, the model keeps
 # the v2 behaviour and the drivers avoid the calls where the two differ.
-PENDING_ENGINE_RULES = frozenset({
-    "§21 propose history",          # no tentative history row for propose
-})
+PENDING_ENGINE_RULES = frozenset()
 
 
 class OneOf:

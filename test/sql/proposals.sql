@@ -225,6 +225,34 @@ SELECT pg_temp.try('UPDATE memtx.records SET proposal = ''p-9'' WHERE id = 29');
 SELECT pg_temp.try('UPDATE memtx.records SET proposal = NULL WHERE id = 29');
 SELECT pg_temp.try('UPDATE memtx.records SET expected_head = NULL WHERE id = 1');
 SELECT pg_temp.try('UPDATE memtx.records SET expected_head = 0 WHERE id = 16');
+-- SPEC §21: propose writes its record once, already settled, and its
+-- transaction once, already closed (no UPDATE of either table); the record's
+-- only history row is its settled state at its staging position, and its
+-- positions, verdict and receipt are the commit's
+-- (this backend's table counters, read before and after the call in one
+-- SQL transaction: they only grow while it runs)
+BEGIN;
+CREATE TEMP TABLE writes_before AS SELECT relname, n_tup_ins, n_tup_upd FROM pg_stat_xact_user_tables
+ WHERE schemaname = 'memtx' AND relname IN ('records', 'transactions');
+SELECT record_id AS settled_id, state FROM memtx.propose('q', 'd', '1') \gset
+SELECT :'state' AS state;
+SELECT s.relname, s.n_tup_ins - b.n_tup_ins AS inserted, s.n_tup_upd - b.n_tup_upd AS updated
+  FROM pg_stat_xact_user_tables s JOIN writes_before b USING (relname)
+ WHERE s.schemaname = 'memtx' ORDER BY s.relname;
+COMMIT;
+SELECT h.state, h.reason, h.pos = r.staged_pos AS at_staging, r.staged_pos < r.settled_pos AS staged_first,
+       r.committed_seq = r.settled_pos AS committed_at_settling, r.verdict, r.committed_xid IS NOT NULL AS committed,
+       t.status, t.ended_at IS NOT NULL AS ended
+  FROM memtx.history h JOIN memtx.records r ON r.id = h.record_id JOIN memtx.transactions t ON t.id = r.tx_id
+ WHERE h.record_id = :settled_id;
+-- quarantined: inserted quarantined, with its reason, and its transaction aborted
+SELECT record_id AS q_id, state, reason FROM memtx.propose('q', 'd', '2', confidence => 0.1) \gset
+SELECT h.state, h.reason, h.pos = r.staged_pos AS at_staging, r.verdict, r.verdict_reason,
+       r.settled_pos IS NOT NULL AS settled, r.committed_xid IS NULL AS never_committed, t.status
+  FROM memtx.history h JOIN memtx.records r ON r.id = h.record_id JOIN memtx.transactions t ON t.id = r.tx_id
+ WHERE h.record_id = :q_id;
+SELECT kind, disposition, reason, body->'checks_passed' AS checks FROM memtx.receipts
+ WHERE kind = 'commit' AND subject IN (:settled_id, :q_id) ORDER BY subject;
 SELECT * FROM memtx.check_invariants();
 DROP EXTENSION memtx CASCADE;
 DROP ROLE regress_memtx_prop;

@@ -176,6 +176,43 @@ SELECT count(*) AS staged FROM memtx.stage_many(:tx6,
 SELECT count(*) AS staged FROM memtx.records WHERE tx_id = :tx6;
 RESET memtx.max_staged;
 SELECT count(*) FILTER (WHERE state = 'committed') AS committed FROM memtx.commit(:tx6);
+-- a batch of plain elements (no parents, expected head or proposal id) is
+-- written in one statement: the same rows as single stage calls, the ids in
+-- element order, one tentative history row each at its staging position
+SELECT memtx.begin() AS txp1 \gset
+SELECT memtx.stage(:txp1, 'dave', 'email', '"d@example.com"') IS NOT NULL AS staged;
+SELECT memtx.stage(:txp1, 'dave', 'plan', '{"tier": "gold"}', kind => 'summary', source => 'crm',
+                   confidence => 0.75, scope => 'shared',
+                   readers => ARRAY['regress_memtx_sm_a', 'regress_memtx_sm_a'], writers => ARRAY['regress_memtx_sm_b'],
+                   valid => '[2030-01-01 00:00+00, 2031-01-01 00:00+00)',
+                   observed_at => '2030-02-01 10:00+00') IS NOT NULL AS staged;
+SELECT memtx.stage(:txp1, 'erin', 'note', 'null', source => 'nowhere') IS NOT NULL AS staged;
+SELECT memtx.begin() AS txp2 \gset
+SELECT array_agg(id) AS idsp FROM memtx.stage_many(:txp2, $$[
+    {"entity": "dave", "attribute": "email", "value": "d@example.com"},
+    {"entity": "dave", "attribute": "plan", "value": {"tier": "gold"}, "kind": "summary",
+     "source": "crm", "confidence": 0.75, "scope": "shared",
+     "readers": ["regress_memtx_sm_a", "regress_memtx_sm_a"], "writers": ["regress_memtx_sm_b"],
+     "valid": "[2030-01-01 00:00+00, 2031-01-01 00:00+00)", "observed_at": "2030-02-01 10:00+00"},
+    {"entity": "erin", "attribute": "note", "value": null, "source": "nowhere"}
+  ]$$::jsonb) AS s(id) \gset
+SELECT :'idsp'::bigint[] = ARRAY(SELECT id FROM memtx.records WHERE tx_id = :txp2 ORDER BY staged_pos) AS ids_in_order,
+       :'idsp'::bigint[] = ARRAY(SELECT id FROM memtx.records WHERE tx_id = :txp2 ORDER BY id) AS ids_ascending,
+       cardinality(:'idsp'::bigint[]) AS n;
+SELECT count(*) AS rows_compared,
+       count(*) FILTER (WHERE a.content = b.content) AS equal
+  FROM pg_temp.content(:txp1) a JOIN pg_temp.content(:txp2) b USING (n);
+SELECT count(*) AS history_rows,
+       count(*) FILTER (WHERE h.state = 'tentative' AND h.pos = r.staged_pos) AS at_staging
+  FROM memtx.history h JOIN memtx.records r ON r.id = h.record_id WHERE r.tx_id = :txp2;
+-- a plain element's error names it and writes nothing of the batch
+SET ROLE regress_memtx_sm_a;
+SELECT memtx.begin() AS txp3 \gset
+SELECT pg_temp.fails(format($$SELECT memtx.stage_many(%s, '[{"entity": "f", "attribute": "a", "value": 1},
+    {"entity": "f", "attribute": "b", "value": 2, "source": "desk"}]')$$, :txp3));
+RESET ROLE;
+SELECT count(*) AS written FROM memtx.records WHERE tx_id = :txp3;
+
 SELECT * FROM memtx.check_invariants();
 DROP ROLE regress_memtx_sm_a;
 DROP ROLE regress_memtx_sm_b;
