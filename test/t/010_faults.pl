@@ -108,6 +108,7 @@ for my $action ('error', 'panic')
 	{
 		my $call = $calls{$point}->();
 		my $before = memtx_fingerprint($node);
+		my $log_offset = -s $node->logfile;
 		($rc, $out, $err) = $node->psql('postgres',
 			"SET memtx.fault_at = '$point'; SET memtx.fault_action = '$action'; $call");
 		if ($action eq 'error')
@@ -116,7 +117,13 @@ for my $action ('error', 'panic')
 		}
 		else
 		{
-			ok($rc != 0 && $node->poll_query_until('postgres', 'SELECT true'),
+			# the crash is over once the postmaster has reinitialized and
+			# recovered (a connection made before it noticed the crash would
+			# see the old server: so wait for its log, then for a query)
+			ok($rc != 0
+				  && $node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset)
+				  && $node->wait_for_log(qr/database system is ready to accept connections/, $log_offset)
+				  && $node->poll_query_until('postgres', 'SELECT true'),
 				"$point: the server crashes in the call and recovers");
 		}
 		is(memtx_fingerprint($node), $before, "$point ($action): nothing of the call remains");
