@@ -160,13 +160,19 @@ test('a lost propose reply is recovered by outcome and by a retry under the same
 // -------------------------------------------------------- history, the past
 
 test('history lists each state change of a record in order, under its RLS', async () => {
-  const { record_id: id } = await agent.propose('order:5', 'status', 'open');
+  await agent.begin();
+  const id = await agent.stage('order:5', 'status', 'open');
+  await agent.commit();
   await agent.revoke(id, 'wrong order');
   const history = await agent.history(id);
   assert.deepEqual(history.map((h) => [h.record_id, h.state, h.reason]),
     [[id, 'tentative', null], [id, 'committed', null], [id, 'revoked', 'revoked']]);
   assert.ok(history.every((h) => h.at instanceof Date && typeof h.pos === 'number'));
   assert.deepEqual(history.map((h) => h.pos), history.map((h) => h.pos).sort((a, b) => a - b));
+  // a proposal is settled within its one call (SPEC §21): its first history
+  // row is its settled state, nobody having seen it tentative
+  const { record_id: proposed } = await agent.propose('order:5b', 'status', 'open');
+  assert.deepEqual((await agent.history(proposed)).map((h) => [h.state, h.reason]), [['committed', null]]);
   assert.deepEqual(await other.history(id), []);
   assert.deepEqual(await agent.history(987654321), []);
 });

@@ -173,16 +173,22 @@ def test_a_lost_propose_reply_is_recovered(lossy_alice: Tuple[Memory, ReplyLosin
 # -- history and the past ---------------------------------------------------------
 
 def test_history_lists_each_state_change_in_order(alice: Memory, bob: Memory) -> None:
-    result = alice.propose("order:7", "status", "open")
-    alice.revoke(result.record_id, note="wrong order")
-    history = alice.history(result.record_id)
-    assert all(isinstance(h, HistoryEntry) and h.record_id == result.record_id for h in history)
+    alice.begin()
+    staged = alice.stage("order:7", "status", "open")
+    alice.commit()
+    alice.revoke(staged, note="wrong order")
+    history = alice.history(staged)
+    assert all(isinstance(h, HistoryEntry) and h.record_id == staged for h in history)
     assert [(h.state, h.reason) for h in history] == [
         ("tentative", None), ("committed", None), ("revoked", "revoked")]
     assert [h.pos for h in history] == sorted(h.pos for h in history)
     assert [h.at for h in history] == sorted(h.at for h in history)
+    # a proposal is settled within its one call (SPEC §21): nobody could see
+    # it tentative, so its first history row is its settled state
+    result = alice.propose("order:7b", "status", "open")
+    assert [(h.state, h.reason) for h in alice.history(result.record_id)] == [("committed", None)]
     # history is readable with its record only
-    assert bob.history(result.record_id) == []
+    assert bob.history(staged) == []
     assert alice.history(2 ** 62) == []
 
 
