@@ -254,5 +254,9 @@ SELECT h.state, h.reason, h.pos = r.staged_pos AS at_staging, r.verdict, r.verdi
 SELECT kind, disposition, reason, body->'checks_passed' AS checks FROM memtx.receipts
  WHERE kind = 'commit' AND subject IN (:settled_id, :q_id) ORDER BY subject;
 SELECT * FROM memtx.check_invariants();
+-- the session's own objects first: a cascade would name their pg_temp_N schema,
+-- which depends on the backend
+DROP VIEW pg_temp.counts;
+DROP FUNCTION pg_temp.show(bigint[]);
 DROP EXTENSION memtx CASCADE;
 DROP ROLE regress_memtx_prop;
