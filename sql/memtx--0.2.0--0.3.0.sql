@@ -513,44 +513,6 @@ BEGIN ATOMIC
           FROM memtx.receipts r
          WHERE r.namespace = receipt_problems.namespace AND r.seq IS NOT NULL
         WINDOW w AS (ORDER BY r.seq)),
-    judged AS (
-        SELECT c.n, c.seq, CASE
-            WHEN c.seq <> c.n THEN 'is missing'
-            WHEN c.prev_hash IS DISTINCT FROM coalesce(c.before_hash, pg_catalog.decode(pg_catalog.repeat('00', 32), 'hex'))
-                THEN 'has a prev_hash that is not the hash of the receipt before it'
-            WHEN c.hash IS DISTINCT FROM pg_catalog.sha256(c.prev_hash || pg_catalog.convert_to(c.body::text, 'UTF8'))
-                THEN 'has a hash that is not the hash of its link and body'
-            WHEN NOT c.body @> memtx.receipt_columns(c.namespace, c.seq, c.kind, c.subject, c.disposition, c.reason, c.at)
-                THEN 'has a column that disagrees with its body'
-            WHEN NOT CASE WHEN c.kind = 'fence'
-                              THEN EXISTS (SELECT FROM memtx.writer_epochs w
-                                            WHERE w.role_name = c.body->>'role' AND w.epoch = c.subject)
-                          WHEN c.kind = 'act' OR c.body->>'subject_is' = 'transaction'
-                              THEN EXISTS (SELECT FROM memtx.transactions t WHERE t.id = c.subject)
-                          ELSE EXISTS (SELECT FROM memtx.records x WHERE x.id = c.subject) END
-                THEN pg_catalog.format('names a %s (%s) that does not exist', c.body->>'subject_is', c.subject)
-            WHEN c.kind IN ('commit', 'retract')
-                 AND EXISTS (SELECT FROM (VALUES ('superseded'), ('repaired'), ('quarantined')) k(list)
-                              WHERE c.body ? k.list
-                                AND (pg_catalog.jsonb_typeof(c.body -> k.list) <> 'array'
-                                     OR pg_catalog.jsonb_path_exists(c.body -> k.list, '$[*] ? (@.type() != "number")')))
-                THEN 'has a list of record ids that is not an array of numbers'
-            WHEN c.kind = 'commit'
-                 AND EXISTS (SELECT FROM memtx.records x LEFT JOIN memtx.record_salts s ON s.record_id = x.id
-                              WHERE x.id = c.subject
-                                AND (c.body->>'value_digest') IS DISTINCT FROM memtx.value_salted_digest(s.salt, x.value)
-                                -- unless erased as erasure requires (SPEC §17): erased_at set
-                                -- behind the API does not hide a changed value
-                                AND NOT (x.erased_at IS NOT NULL AND x.value = 'null'::jsonb AND x.state = 'revoked'
-                                         AND s.record_id IS NULL
-                                         AND EXISTS (SELECT FROM memtx.receipts e
-                                                      WHERE e.namespace = c.namespace AND e.kind = 'retract'
-                                                        AND e.reason = 'erased' AND e.subject = x.id
-                                                        AND e.body->>'subject_is' = 'record')))
-                THEN pg_catalog.format('has a value digest that no longer matches record %s', c.subject)
-            END AS detail,
-               CASE WHEN c.kind = 'commit' OR c.body->>'subject_is' = 'record' THEN c.subject END AS record
-          FROM c),
     -- every receipt, chained or pending, with what the audit of states reads of it: its place
     -- in chain order (pending ones last, in append order), `old`: in the format of 0.2.0,
     -- `backfilled`: written by the upgrade to 0.2.0 for what 0.1.0 did, in an order of their
@@ -629,7 +591,45 @@ BEGIN ATOMIC
     erasures AS (
         SELECT rc.subject AS record, pg_catalog.min(rc.seq) AS seq, pg_catalog.count(*) AS n
           FROM rc WHERE rc.kind = 'retract' AND rc.reason = 'erased' AND rc.subject_is = 'record'
-         GROUP BY rc.subject)
+         GROUP BY rc.subject),
+    -- each chained receipt's own faults (a commit receipt of an erased record is
+    -- excused from its digest by the erasure's receipt, found among the erasures
+    -- above rather than by a lookup of receipts by subject, which no index serves)
+    judged AS (
+        SELECT c.n, c.seq, CASE
+            WHEN c.seq <> c.n THEN 'is missing'
+            WHEN c.prev_hash IS DISTINCT FROM coalesce(c.before_hash, pg_catalog.decode(pg_catalog.repeat('00', 32), 'hex'))
+                THEN 'has a prev_hash that is not the hash of the receipt before it'
+            WHEN c.hash IS DISTINCT FROM pg_catalog.sha256(c.prev_hash || pg_catalog.convert_to(c.body::text, 'UTF8'))
+                THEN 'has a hash that is not the hash of its link and body'
+            WHEN NOT c.body @> memtx.receipt_columns(c.namespace, c.seq, c.kind, c.subject, c.disposition, c.reason, c.at)
+                THEN 'has a column that disagrees with its body'
+            WHEN NOT CASE WHEN c.kind = 'fence'
+                              THEN EXISTS (SELECT FROM memtx.writer_epochs w
+                                            WHERE w.role_name = c.body->>'role' AND w.epoch = c.subject)
+                          WHEN c.kind = 'act' OR c.body->>'subject_is' = 'transaction'
+                              THEN EXISTS (SELECT FROM memtx.transactions t WHERE t.id = c.subject)
+                          ELSE EXISTS (SELECT FROM memtx.records x WHERE x.id = c.subject) END
+                THEN pg_catalog.format('names a %s (%s) that does not exist', c.body->>'subject_is', c.subject)
+            WHEN c.kind IN ('commit', 'retract')
+                 AND EXISTS (SELECT FROM (VALUES ('superseded'), ('repaired'), ('quarantined')) k(list)
+                              WHERE c.body ? k.list
+                                AND (pg_catalog.jsonb_typeof(c.body -> k.list) <> 'array'
+                                     OR pg_catalog.jsonb_path_exists(c.body -> k.list, '$[*] ? (@.type() != "number")')))
+                THEN 'has a list of record ids that is not an array of numbers'
+            WHEN c.kind = 'commit'
+                 AND EXISTS (SELECT FROM memtx.records x LEFT JOIN memtx.record_salts s ON s.record_id = x.id
+                              WHERE x.id = c.subject
+                                AND (c.body->>'value_digest') IS DISTINCT FROM memtx.value_salted_digest(s.salt, x.value)
+                                -- unless erased as erasure requires (SPEC §17): erased_at set
+                                -- behind the API does not hide a changed value
+                                AND NOT (x.erased_at IS NOT NULL AND x.value = 'null'::jsonb AND x.state = 'revoked'
+                                         AND s.record_id IS NULL
+                                         AND EXISTS (SELECT FROM erasures e WHERE e.record = x.id)))
+                THEN pg_catalog.format('has a value digest that no longer matches record %s', c.subject)
+            END AS detail,
+               CASE WHEN c.kind = 'commit' OR c.body->>'subject_is' = 'record' THEN c.subject END AS record
+          FROM c)
     SELECT j.n, j.record, pg_catalog.format('receipt %s %s', j.n, j.detail) FROM judged j WHERE j.detail IS NOT NULL
     UNION ALL
     SELECT rc.seq, CASE WHEN rc.kind = 'commit' OR rc.subject_is = 'record' THEN rc.subject END,
@@ -876,227 +876,7 @@ ALTER FUNCTION memtx.happened_before(xid8, bigint, pg_snapshot, xid8, bigint) ST
 
 -- §11 Receipts (SPEC §21: what a write costs).  receipts_subject_idx is
 -- gone: no call reads receipts by kind and subject, and it cost every receipt
--- an index entry when appended and another when chained.  receipt_problems
--- finds the erasure that excuses an erased record's digest among the
--- erasures it gathers anyway instead of by a lookup per receipt.
+-- an index entry when appended and another when chained (receipt_problems,
+-- above, finds the erasure that excuses an erased record's digest among the
+-- erasures it gathers anyway instead of by a lookup per receipt).
 DROP INDEX memtx.receipts_subject_idx;
-CREATE OR REPLACE FUNCTION memtx.receipt_problems(namespace text) RETURNS TABLE (seq bigint, record_id bigint, detail text)
-    LANGUAGE sql STABLE PARALLEL SAFE
-BEGIN ATOMIC
-    WITH c AS (
-        SELECT r.*, pg_catalog.lag(r.hash) OVER w AS before_hash, pg_catalog.row_number() OVER w AS n
-          FROM memtx.receipts r
-         WHERE r.namespace = receipt_problems.namespace AND r.seq IS NOT NULL
-        WINDOW w AS (ORDER BY r.seq)),
-    -- every receipt, chained or pending, with what the audit of states reads of it: its place
-    -- in chain order (pending ones last, in append order), `old`: in the format of 0.2.0,
-    -- `backfilled`: written by the upgrade to 0.2.0 for what 0.1.0 did, in an order of their
-    -- times that is not the order of a record's changes
-    rc AS (
-        SELECT coalesce(r.seq, 9223372036854775807) AS pos, r.appended, r.seq, r.kind, r.subject, r.reason,
-               CASE WHEN r.kind = 'commit' THEN r.disposition::memtx.state END AS disposition,
-               r.body->>'subject_is' AS subject_is, r.body ? 'repaired' AS lists_repairs,
-               (r.kind = 'commit' AND NOT r.body ? 'repaired') OR (r.kind = 'retract' AND NOT r.body ? 'quarantined') AS old,
-               coalesce(r.body->'backfilled' = 'true', false) AS backfilled,
-               CASE WHEN r.kind = 'commit' THEN r.body->'superseded' END AS superseded,
-               CASE WHEN r.kind IN ('commit', 'retract') THEN r.body->'repaired' END AS repaired,
-               CASE WHEN r.kind IN ('commit', 'retract') THEN r.body->'quarantined' END AS quarantined,
-               CASE WHEN r.kind = 'act' AND r.disposition = 'allowed' AND pg_catalog.jsonb_typeof(r.body->'action') = 'number'
-                    THEN (r.body->>'action')::bigint END AS action
-          FROM memtx.receipts r
-         WHERE r.namespace = receipt_problems.namespace),
-    -- the last receipt of the 0.2.0 format and the first of the current one (in chain order),
-    -- the seq a missing receipt would have, the position of the upgrade from 0.2.0
-    cut AS (
-        SELECT o.pos AS old_pos, o.appended AS old_appended, nw.pos AS new_pos, nw.appended AS new_appended,
-               (SELECT coalesce(pg_catalog.max(r.seq), 0) + 1 FROM memtx.receipts r
-                 WHERE r.namespace = receipt_problems.namespace AND r.seq IS NOT NULL) AS next_seq,
-               (SELECT a.upgrade_pos FROM memtx.receipt_anchoring a WHERE a.namespace = receipt_problems.namespace) AS upgrade_pos
-          FROM (SELECT) one
-          LEFT JOIN LATERAL (SELECT rc.pos, rc.appended FROM rc WHERE rc.old
-                              ORDER BY rc.pos DESC, rc.appended DESC LIMIT 1) o ON true
-          LEFT JOIN LATERAL (SELECT rc.pos, rc.appended FROM rc WHERE NOT rc.old AND rc.kind IN ('commit', 'retract')
-                              ORDER BY rc.pos, rc.appended LIMIT 1) nw ON true),
-    -- what each receipt made of each record it names
-    ev AS (
-        SELECT rc.pos, rc.appended, rc.seq, rc.reason, rc.backfilled, rc.subject AS record, rc.disposition AS state,
-               'commit' AS how, 0 AS rank
-          FROM rc WHERE rc.kind = 'commit'
-        UNION ALL
-        SELECT rc.pos, rc.appended, rc.seq, rc.reason, rc.backfilled, rc.action, 'committed', 'act', 0
-          FROM rc WHERE rc.action IS NOT NULL
-        UNION ALL
-        SELECT rc.pos, rc.appended, rc.seq, rc.reason, rc.backfilled, rc.subject, 'revoked',
-               CASE WHEN rc.lists_repairs THEN 'revoked already' ELSE 'retracted' END, 0
-          FROM rc WHERE rc.kind = 'retract' AND rc.subject_is = 'record'
-        UNION ALL
-        SELECT rc.pos, rc.appended, rc.seq, rc.reason, rc.backfilled, l.id, l.state, l.how, l.rank
-          FROM rc CROSS JOIN LATERAL (
-                SELECT i.id, 'superseded'::memtx.state, 'superseded', 1 FROM memtx.receipt_ids(rc.superseded) i(id)
-                UNION ALL
-                SELECT i.id, 'revoked'::memtx.state, CASE WHEN rc.old THEN 'repaired before 0.3.0' ELSE 'repaired' END, 1
-                  FROM memtx.receipt_ids(rc.repaired) i(id)
-                UNION ALL
-                SELECT i.id, 'quarantined'::memtx.state, 'repaired', 2 FROM memtx.receipt_ids(rc.quarantined) i(id)
-              ) l(id, state, how, rank)
-         WHERE coalesce(rc.superseded, '[]') <> '[]' OR coalesce(rc.repaired, '[]') <> '[]'
-            OR coalesce(rc.quarantined, '[]') <> '[]'),
-    -- one statement per record and receipt (a view a repair quarantined is not also revoked; a
-    -- retraction's root is among its repairs, a subject they do not list was revoked already),
-    -- and whether the receipt is after the last one of the 0.2.0 format
-    ev1 AS (
-        SELECT DISTINCT ON (ev.record, ev.pos, ev.appended) ev.*,
-               cut.old_pos IS NULL OR (ev.pos, ev.appended) > (cut.old_pos, cut.old_appended) AS strict
-          FROM ev, cut
-         ORDER BY ev.record, ev.pos, ev.appended, ev.rank DESC),
-    -- with the statement before it, the receipt that revoked it first (of those not
-    -- backfilled, and of all: revoked is terminal, whatever the order), and whether any did
-    walk AS (
-        SELECT ev1.*, pg_catalog.lag(ev1.state) OVER w AS prev,
-               pg_catalog.lag(ev1.strict) OVER w AS prev_strict, pg_catalog.lag(ev1.seq) OVER w AS prev_seq,
-               pg_catalog.min(ev1.seq) FILTER (WHERE ev1.state = 'revoked' AND ev1.how <> 'repaired before 0.3.0')
-                   OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS revoked_seq,
-               pg_catalog.min(ev1.seq) FILTER (WHERE ev1.state = 'revoked' AND ev1.how <> 'repaired before 0.3.0'
-                                                 AND NOT ev1.backfilled)
-                   OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS revoked_in_order_seq,
-               pg_catalog.bool_or(ev1.state = 'revoked' AND ev1.how <> 'repaired before 0.3.0')
-                   OVER (PARTITION BY ev1.record) AS revoked_ever,
-               pg_catalog.lead(ev1.pos) OVER w IS NULL AS last
-          FROM ev1 WINDOW w AS (PARTITION BY ev1.record ORDER BY ev1.pos, ev1.appended)),
-    erasures AS (
-        SELECT rc.subject AS record, pg_catalog.min(rc.seq) AS seq, pg_catalog.count(*) AS n
-          FROM rc WHERE rc.kind = 'retract' AND rc.reason = 'erased' AND rc.subject_is = 'record'
-         GROUP BY rc.subject),
-    -- each chained receipt's own faults (a commit receipt of an erased record is
-    -- excused from its digest by the erasure's receipt, found among the erasures
-    -- above rather than by a lookup of receipts by subject, which no index serves)
-    judged AS (
-        SELECT c.n, c.seq, CASE
-            WHEN c.seq <> c.n THEN 'is missing'
-            WHEN c.prev_hash IS DISTINCT FROM coalesce(c.before_hash, pg_catalog.decode(pg_catalog.repeat('00', 32), 'hex'))
-                THEN 'has a prev_hash that is not the hash of the receipt before it'
-            WHEN c.hash IS DISTINCT FROM pg_catalog.sha256(c.prev_hash || pg_catalog.convert_to(c.body::text, 'UTF8'))
-                THEN 'has a hash that is not the hash of its link and body'
-            WHEN NOT c.body @> memtx.receipt_columns(c.namespace, c.seq, c.kind, c.subject, c.disposition, c.reason, c.at)
-                THEN 'has a column that disagrees with its body'
-            WHEN NOT CASE WHEN c.kind = 'fence'
-                              THEN EXISTS (SELECT FROM memtx.writer_epochs w
-                                            WHERE w.role_name = c.body->>'role' AND w.epoch = c.subject)
-                          WHEN c.kind = 'act' OR c.body->>'subject_is' = 'transaction'
-                              THEN EXISTS (SELECT FROM memtx.transactions t WHERE t.id = c.subject)
-                          ELSE EXISTS (SELECT FROM memtx.records x WHERE x.id = c.subject) END
-                THEN pg_catalog.format('names a %s (%s) that does not exist', c.body->>'subject_is', c.subject)
-            WHEN c.kind IN ('commit', 'retract')
-                 AND EXISTS (SELECT FROM (VALUES ('superseded'), ('repaired'), ('quarantined')) k(list)
-                              WHERE c.body ? k.list
-                                AND (pg_catalog.jsonb_typeof(c.body -> k.list) <> 'array'
-                                     OR pg_catalog.jsonb_path_exists(c.body -> k.list, '$[*] ? (@.type() != "number")')))
-                THEN 'has a list of record ids that is not an array of numbers'
-            WHEN c.kind = 'commit'
-                 AND EXISTS (SELECT FROM memtx.records x LEFT JOIN memtx.record_salts s ON s.record_id = x.id
-                              WHERE x.id = c.subject
-                                AND (c.body->>'value_digest') IS DISTINCT FROM memtx.value_salted_digest(s.salt, x.value)
-                                -- unless erased as erasure requires (SPEC §17): erased_at set
-                                -- behind the API does not hide a changed value
-                                AND NOT (x.erased_at IS NOT NULL AND x.value = 'null'::jsonb AND x.state = 'revoked'
-                                         AND s.record_id IS NULL
-                                         AND EXISTS (SELECT FROM erasures e WHERE e.record = x.id)))
-                THEN pg_catalog.format('has a value digest that no longer matches record %s', c.subject)
-            END AS detail,
-               CASE WHEN c.kind = 'commit' OR c.body->>'subject_is' = 'record' THEN c.subject END AS record
-          FROM c)
-    SELECT j.n, j.record, pg_catalog.format('receipt %s %s', j.n, j.detail) FROM judged j WHERE j.detail IS NOT NULL
-    UNION ALL
-    SELECT rc.seq, CASE WHEN rc.kind = 'commit' OR rc.subject_is = 'record' THEN rc.subject END,
-           pg_catalog.format('receipt %s is a %s receipt in the format of 0.2.0 (it does not list every record whose state it set) %s',
-                             rc.seq, rc.kind, CASE WHEN cut.upgrade_pos IS NULL THEN 'in a namespace that began at 0.3.0'
-                                                   ELSE 'after receipts of the current format' END)
-      FROM rc, cut
-     WHERE rc.old AND rc.seq IS NOT NULL
-       AND (cut.upgrade_pos IS NULL OR (rc.pos, rc.appended) > (cut.new_pos, cut.new_appended))
-    UNION ALL
-    -- a history of states no call writes
-    SELECT w.seq, w.record,
-           CASE WHEN w.revoked_in_order_seq IS NOT NULL OR (w.revoked_seq IS NOT NULL AND NOT w.backfilled)
-                THEN pg_catalog.format('receipt %s makes record %s %s after receipt %s revoked it, which no call does',
-                                       w.seq, w.record, w.state, coalesce(w.revoked_in_order_seq, w.revoked_seq))
-                WHEN w.how = 'revoked already'
-                THEN pg_catalog.format('receipt %s retracts record %s as revoked already, but receipt %s made it %s',
-                                       w.seq, w.record, w.prev_seq, w.prev)
-                ELSE pg_catalog.format('receipt %s makes record %s %s after receipt %s made it %s, which no call does',
-                                       w.seq, w.record, w.state, w.prev_seq, w.prev) END
-      FROM walk w
-     WHERE w.seq IS NOT NULL AND w.prev IS NOT NULL AND CASE
-            WHEN w.revoked_in_order_seq IS NOT NULL OR (w.revoked_seq IS NOT NULL AND NOT w.backfilled)
-                THEN NOT (w.how = 'revoked already' AND w.reason IS NOT DISTINCT FROM 'erased')
-            WHEN NOT w.prev_strict THEN false
-            WHEN w.how = 'revoked already' THEN true
-            WHEN w.prev = 'superseded' THEN w.state <> 'revoked'
-            WHEN w.how = 'commit' THEN w.prev <> 'quarantined'
-            WHEN w.how = 'act' THEN true
-            WHEN w.how = 'superseded' OR w.state = 'quarantined' THEN NOT memtx.is_active(w.prev)
-            ELSE false END
-    UNION ALL
-    -- each record, in one pass over the namespace's records: the state the chain last gave it is
-    -- not its state (or the chain names a record there is not); no receipt names it, and it is
-    -- not tentative in an open transaction; it is not erased as erasure requires
-    SELECT p.seq, coalesce(x.id, w.record), p.detail
-      FROM (SELECT x.id, x.kind, x.state, x.value, x.erased_at, x.staged_pos, x.tx_id
-              FROM memtx.records x WHERE x.namespace = receipt_problems.namespace) x
-      FULL JOIN (SELECT w.* FROM walk w WHERE w.last) w ON w.record = x.id
-      LEFT JOIN erasures e ON e.record = x.id
-      CROSS JOIN cut
-      CROSS JOIN LATERAL (VALUES
-        (w.seq, CASE
-            WHEN w.seq IS NULL THEN NULL
-            WHEN x.id IS NULL THEN pg_catalog.format('receipt %s names record %s, which does not exist in namespace %s',
-                                                     w.seq, w.record, receipt_problems.namespace)
-            WHEN x.state IN ('raw', 'tentative', 'validated') OR CASE
-                    WHEN w.strict THEN x.state <> w.state
-                    WHEN w.revoked_ever THEN x.state <> 'revoked'
-                    WHEN w.how = 'repaired before 0.3.0' AND x.kind IN ('summary', 'profile', 'index_entry', 'shared_copy')
-                        THEN x.state NOT IN ('quarantined', 'revoked')
-                    WHEN w.state = 'superseded' AND NOT w.backfilled THEN x.state NOT IN ('superseded', 'revoked')
-                    ELSE false END
-                THEN pg_catalog.format('receipt %s last settled record %s as %s, but it is %s', w.seq, w.record, w.state, x.state)
-            END),
-        (cut.next_seq, CASE
-            WHEN w.record IS NULL AND (cut.upgrade_pos IS NULL OR x.staged_pos > cut.upgrade_pos)
-                 AND NOT (x.state = 'tentative' AND (SELECT t.status FROM memtx.transactions t WHERE t.id = x.tx_id)
-                                                    IS NOT DISTINCT FROM 'open')
-                THEN pg_catalog.format('record %s is %s in a transaction that is %s, but no receipt settled it', x.id, x.state,
-                                       coalesce((SELECT t.status::text FROM memtx.transactions t WHERE t.id = x.tx_id), 'missing'))
-            END),
-        (coalesce(e.seq, cut.next_seq), CASE
-            WHEN x.id IS NOT NULL AND (x.erased_at IS NOT NULL OR e.record IS NOT NULL)
-                 AND NOT (e.record IS NOT NULL AND e.seq IS NULL)
-                 AND (x.erased_at IS NULL OR x.value <> 'null'::jsonb OR x.state <> 'revoked' OR e.record IS NULL OR e.n > 1
-                      OR EXISTS (SELECT FROM memtx.record_salts s
-                                  WHERE s.record_id = x.id AND s.namespace = receipt_problems.namespace))
-                THEN pg_catalog.format('record %s is not erased as erasure requires: %s', x.id, pg_catalog.concat_ws(', ',
-                    CASE WHEN x.erased_at IS NULL THEN pg_catalog.format('receipt %s records its erasure, but erased_at is not set', e.seq) END,
-                    CASE WHEN x.value <> 'null'::jsonb THEN 'its value is not JSON null' END,
-                    CASE WHEN EXISTS (SELECT FROM memtx.record_salts s
-                                       WHERE s.record_id = x.id AND s.namespace = receipt_problems.namespace)
-                         THEN 'its digest salt is kept' END,
-                    CASE WHEN x.state <> 'revoked' THEN pg_catalog.format('it is %s, not revoked', x.state) END,
-                    CASE WHEN e.record IS NULL THEN 'no retract receipt records its erasure' END,
-                    CASE WHEN e.n > 1 THEN pg_catalog.format('%s retract receipts record its erasure', e.n) END))
-            END)) p(seq, detail)
-     WHERE p.detail IS NOT NULL
-       -- (what cannot be wrong goes no further: its state is the last the chain gave it, never
-       -- revoked, not erased)
-       AND (x.id IS NULL OR w.record IS NULL OR x.state IS DISTINCT FROM w.state OR w.revoked_ever
-            OR x.erased_at IS NOT NULL OR e.record IS NOT NULL)
-    UNION ALL
-    SELECT CASE WHEN k.seq > l.last THEN l.last + 1 ELSE k.seq END, NULL::bigint,
-           CASE WHEN k.seq > l.last THEN pg_catalog.format('receipt %s is missing (the chain''s head is receipt %s)', l.last + 1, k.seq)
-                       ELSE pg_catalog.format('receipt %s has a hash that is not the chain''s head', k.seq) END
-      FROM memtx.receipt_heads k,
-           LATERAL (SELECT coalesce(pg_catalog.max(r.seq), 0) AS last FROM memtx.receipts r
-                     WHERE r.namespace = k.namespace AND r.seq IS NOT NULL) l
-     WHERE k.namespace = receipt_problems.namespace
-       AND (k.seq > l.last OR (k.seq > 0 AND k.seq = l.last AND k.hash IS DISTINCT FROM
-            (SELECT r.hash FROM memtx.receipts r WHERE r.namespace = k.namespace AND r.seq = k.seq)))
-    ORDER BY 1, 2, 3;
-END;
