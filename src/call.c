@@ -26,7 +26,7 @@
  */
 #include "call.h"
 #include "catalog.h"
-#include "readset.h"
+#include "readsetbuf.h"
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -37,7 +37,6 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/syscache.h"
-#include "common/hashfn.h"
 #include "common/shortest_dec.h"
 
 #include <math.h>
@@ -232,18 +231,6 @@ MemtxCheckText(text *t, const char *name, int maxbytes)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("%s is too long (%d bytes, at most %d)", name, len, maxbytes)));
-}
-
-uint32
-MemtxHashStrings(const char *a, const char *b, const char *c)
-{
-	uint32		h = hash_bytes((const unsigned char *) a, strlen(a));
-
-	if (b)
-		h = hash_combine(h, hash_bytes((const unsigned char *) b, strlen(b)));
-	if (c)
-		h = hash_combine(h, hash_bytes((const unsigned char *) c, strlen(c)));
-	return h;
 }
 
 /* A memtx.state datum for a function declared to return memtx.state. */

@@ -43,20 +43,4 @@ extern void MemtxCheckUnit(double v, const char *name);
 extern void MemtxCheckText(text *t, const char *name, int maxbytes);
 extern Datum MemtxStateDatum(FunctionCallInfo fcinfo, MemtxState state);
 
-/* A 32-bit hash of one to three names (lock keys, locks.c). */
-extern uint32 MemtxHashStrings(const char *a, const char *b, const char *c);
-
-/* Role helpers (permissions.c). */
-extern bool MemtxIsHarness(Oid role);
-extern void MemtxRequireHarness(MemtxCall *call, const char *what);
-extern bool MemtxRoleIsMember(Oid role, const char *rolename);
-extern bool MemtxRoleInAny(Oid role, ArrayType *names);
-extern void MemtxCheckRoleName(const char *rolename, const char *what);
-extern void MemtxCheckRoleNames(ArrayType *arr, const char *name);
-
-/* Namespace tenancy (permissions.c): "default" is open to every role. */
-#define MEMTX_OPEN_NAMESPACE "default"
-extern bool MemtxNamespaceMember(Oid role, const char *ns);
-extern void MemtxRequireNamespaceReader(MemtxCall *call, const char *ns);
-
 #endif							/* MEMTX_CALL_H */

@@ -42,10 +42,12 @@
  * set it repairs is the complete one, and no commit can interleave with it.
  */
 #include "fault.h"
+#include "catalog.h"
+#include "permissions.h"
 #include "cascade.h"
 #include "dag.h"
 #include "events.h"
-#include "fence.h"
+#include "fenceadmit.h"
 #include "locks.h"
 #include "receipt.h"
 #include "record.h"

@@ -12,7 +12,7 @@
  * calls memtx.now() can move it.  PostgreSQL's timestamptz input would read
  * a zone-less value in the caller's TimeZone and "01/02" by DateStyle.
  */
-#include "memtx.h"
+#include "clock.h"
 
 #include "access/xact.h"
 #include "utils/builtins.h"

@@ -19,6 +19,9 @@
  * candidate supersedes only when it beats every rival, and then all of them.
  */
 #include "conflict.h"
+#include "catalog.h"
+#include "guc.h"
+#include "permissions.h"
 #include "dag.h"
 #include "locks.h"
 #include "proposal.h"

@@ -6,6 +6,7 @@
 #define MEMTX_CONFLICT_H
 
 #include "record.h"
+#include "txn.h"
 
 
 typedef struct ConflictFacts

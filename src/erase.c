@@ -41,6 +41,8 @@
  * writes and the other finds nothing to do.
  */
 #include "fault.h"
+#include "clock.h"
+#include "permissions.h"
 #include "call.h"
 #include "cascade.h"
 #include "locks.h"

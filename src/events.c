@@ -20,6 +20,7 @@
  * record's flush, so notifying writers commit one at a time.
  */
 #include "events.h"
+#include "guc.h"
 
 #include "commands/async.h"
 #include "lib/stringinfo.h"

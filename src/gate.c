@@ -39,6 +39,8 @@
  * never another call's decision.  Blocked calls do not use the key up.
  */
 #include "dag.h"
+#include "catalog.h"
+#include "guc.h"
 #include "fault.h"
 #include "locks.h"
 #include "receipt.h"

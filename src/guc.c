@@ -12,7 +12,8 @@
  * the instant, so memtx.now() never re-reads the text in a caller's TimeZone
  * or DateStyle.
  */
-#include "memtx.h"
+#include "guc.h"
+#include "clock.h"
 
 #include "utils/builtins.h"
 #include "utils/guc.h"

@@ -48,7 +48,9 @@
  * walk of its own ancestry, to name the record it descends from.
  */
 #include "dag.h"
+#include "permissions.h"
 #include "record.h"
+#include "txn.h"
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"

@@ -33,7 +33,8 @@
  * all are cleared when the UPDATE ends): every other tentative → committed
  * is refused, for every role, as before.
  */
-#include "memtx.h"
+#include "lifecycle.h"
+#include "catalog.h"
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"

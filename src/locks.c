@@ -124,9 +124,8 @@
  */
 #include "locks.h"
 
-#include "call.h"
-
 #include "access/xact.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
@@ -198,6 +197,19 @@ LockCountOf(int space, uint32 intent)
 	counts[ncounts].intent = intent;
 	counts[ncounts].held = 0;
 	return &counts[ncounts++];
+}
+
+/* A 32-bit hash of one to three names: the key of a lock on them. */
+static uint32
+MemtxHashStrings(const char *a, const char *b, const char *c)
+{
+	uint32		h = hash_bytes((const unsigned char *) a, strlen(a));
+
+	if (b)
+		h = hash_combine(h, hash_bytes((const unsigned char *) b, strlen(b)));
+	if (c)
+		h = hash_combine(h, hash_bytes((const unsigned char *) c, strlen(c)));
+	return h;
 }
 
 static void

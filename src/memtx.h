@@ -1,5 +1,10 @@
 /*
- * memtx.h — declarations shared by the memtx subsystems.
+ * memtx.h — the vocabulary every memtx file shares: the enums of the SQL
+ * catalog in pg_enum order, and the macros over them.  It is the bottom of
+ * the include graph: it declares no function and includes no memtx header,
+ * so every file can include it (scripts/include-graph; src/README.md).
+ * What a file defines is declared in that file's own header: the enum
+ * labels in catalog.h, the settings in guc.h, memtx.now() in clock.h.
  */
 #ifndef MEMTX_H
 #define MEMTX_H
@@ -127,51 +132,6 @@ typedef enum MemtxEnumType
 	ME_NTYPES
 } MemtxEnumType;
 
-extern const char *const MemtxStateNames[];
-extern const char *const MemtxTierNames[];
-extern const char *const MemtxIsolationNames[];
-extern const char *const MemtxKindNames[];
-extern const char *const MemtxScopeNames[];
-extern const char *const MemtxTxStatusNames[];
-extern const char *const MemtxReasonNames[];
-
-/* catalog.c: an enum value (a pg_enum OID) as its index in the C enum. */
-extern int	CatalogEnumIndex(MemtxEnumType type, Datum value);
-
-/* catalog.c: a reason's code, NULL for MR_NONE; a code's reason, MR_NONE if unknown. */
-extern const char *MemtxReasonName(MemtxReason reason);
-extern MemtxReason MemtxReasonFromName(const char *name);
-
 #define MEMTX_IS_ACTIVE(s) ((s) == MS_COMMITTED || (s) == MS_ACTION_SAFE)
-
-/* guc.c */
-extern double memtx_confidence_threshold;
-extern double memtx_authority_bypass;
-extern double memtx_default_authority;
-extern int	memtx_default_tier;
-extern char *memtx_harness_role;
-extern int	memtx_flow_control;
-extern int	memtx_lease_timeout;
-extern bool memtx_notify;
-extern char *memtx_logical_now;
-extern int	memtx_max_staged;
-extern void GucInit(void);
-
-/* worker.c */
-extern void WorkerInit(void);
-
-/* clock.c */
-extern bool memtx_logical_now_set;
-extern TimestampTz memtx_logical_now_value;
-extern bool ClockParseIso8601(const char *s, TimestampTz *result);
-extern TimestampTz MemtxNow(void);
-
-/* stage.c: memtx.stage, and the record a restore's stage copies (0: none) */
-extern PGDLLEXPORT Datum memtx_stage(PG_FUNCTION_ARGS);
-extern void StageRestoring(int64 record);
-
-/* lifecycle.c */
-extern bool LifecycleLegal(MemtxState from, MemtxState to);
-extern void LifecyclePassValidated(const int64 *ids, int n);
 
 #endif							/* MEMTX_H */

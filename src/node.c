@@ -35,6 +35,7 @@
  * every node, platform and release (hashtext is not promised to be).
  */
 #include "call.h"
+#include "permissions.h"
 
 #define NODE_ID_BITS	48
 #define NODE_MAX		31

@@ -13,7 +13,9 @@
  * what the caller may not read, and a record id the caller may not read
  * answers like one that does not exist.
  */
-#include "call.h"
+#include "permissions.h"
+#include "catalog.h"
+#include "guc.h"
 
 #include "catalog/pg_type.h"
 #include "miscadmin.h"

@@ -29,10 +29,15 @@
  * verdict_reason); a second commit returns it and runs nothing.
  */
 #include "fault.h"
+#include "catalog.h"
+#include "clock.h"
+#include "guc.h"
+#include "lifecycle.h"
+#include "permissions.h"
 #include "cascade.h"
 #include "conflict.h"
 #include "events.h"
-#include "fence.h"
+#include "fenceadmit.h"
 #include "locks.h"
 #include "pipeline.h"
 #include "proposal.h"

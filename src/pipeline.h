@@ -6,6 +6,7 @@
 #define MEMTX_PIPELINE_H
 
 #include "record.h"
+#include "txn.h"
 
 #include "funcapi.h"
 

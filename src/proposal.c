@@ -27,6 +27,8 @@
  * is 23505.  A failed call writes nothing, so it binds nothing.
  */
 #include "proposal.h"
+#include "catalog.h"
+#include "permissions.h"
 #include "locks.h"
 #include "visibility.h"
 

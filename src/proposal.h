@@ -5,6 +5,7 @@
 #define MEMTX_PROPOSAL_H
 
 #include "record.h"
+#include "txn.h"
 
 /* What a staged record stores once defaults apply: the content a retry repeats. */
 typedef struct ProposalContent

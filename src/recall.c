@@ -51,6 +51,7 @@
  * expired item disappears from lookup and recall without any retraction.
  */
 #include "readset.h"
+#include "permissions.h"
 #include "recall.h"
 #include "visibility.h"
 

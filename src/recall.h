@@ -7,6 +7,7 @@
 #define MEMTX_RECALL_H
 
 #include "record.h"
+#include "txn.h"
 
 #include "tsearch/ts_type.h"
 

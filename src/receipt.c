@@ -57,6 +57,8 @@
  * and in the record states it anchors.
  */
 #include "fault.h"
+#include "catalog.h"
+#include "permissions.h"
 #include "call.h"
 #include "receipt.h"
 #include "record.h"

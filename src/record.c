@@ -11,7 +11,8 @@
  * unknown one.
  */
 #include "record.h"
-#include "visibility.h"
+#include "catalog.h"
+#include "permissions.h"
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
@@ -19,6 +20,17 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
+
+/* Readable by role: owner (or a member of it), a member of a reader, or public. */
+bool
+VisReadable(Oid role, MemtxRec *rec)
+{
+	if (rec->scope == MSC_PUBLIC)
+		return true;
+	if (!OidIsValid(role))
+		return false;
+	return MemtxRoleIsMember(role, rec->owner) || MemtxRoleInAny(role, rec->readers);
+}
 
 /* The attnum of column col in desc; every column RecDecode reads must be there. */
 static AttrNumber

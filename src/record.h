@@ -4,9 +4,10 @@
 #ifndef MEMTX_RECORD_H
 #define MEMTX_RECORD_H
 
-#include "txn.h"
+#include "call.h"
 
 #include "access/htup.h"
+#include "access/transam.h"
 #include "access/tupdesc.h"
 #include "utils/array.h"
 
@@ -91,5 +92,11 @@ extern MemtxRec *RecFetchByIds(MemtxCall *call, Oid agent, ArrayType *ids, int n
 extern void RecFetchOwned(MemtxCall *call, int64 id, const char *verb, MemtxRec *rec);
 extern void RecNotFound(const char *what, int64 id) pg_attribute_noreturn();
 
-/* visibility.c */
+/*
+ * What a role may read (SPEC §7): the owner or a member of it, a member of a
+ * reader, or anyone when public.  Here, below the loads that check it; what
+ * a memtx transaction may see is visibility.c's.
+ */
+extern bool VisReadable(Oid role, MemtxRec *rec);
+
 #endif							/* MEMTX_RECORD_H */

@@ -8,6 +8,7 @@
  * deletes one row.
  */
 #include "call.h"
+#include "permissions.h"
 
 #include "catalog/pg_type.h"
 #include "utils/acl.h"

@@ -34,6 +34,7 @@
  * error too; no SQL argument can set it.
  */
 #include "call.h"
+#include "stage.h"
 #include "locks.h"
 #include "record.h"
 #include "txn.h"

@@ -34,6 +34,10 @@
  * arguments; the essay on memtx.stage_many opens its section below.
  */
 #include "fault.h"
+#include "catalog.h"
+#include "clock.h"
+#include "guc.h"
+#include "permissions.h"
 #include "pipeline.h"
 #include "proposal.h"
 #include "locks.h"

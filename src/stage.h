@@ -25,4 +25,8 @@ typedef struct StagePending
 extern int64 StageCall(FunctionCallInfo fcinfo, MemtxCall *call, MemtxTxn *t, bool *retried,
 					   StagePending *pending);
 
+/* memtx.stage, which restore calls whole; the record a restore's stage copies (0: none). */
+extern PGDLLEXPORT Datum memtx_stage(PG_FUNCTION_ARGS);
+extern void StageRestoring(int64 record);
+
 #endif							/* MEMTX_STAGE_H */

@@ -41,8 +41,12 @@
  * does not lower it.
  */
 #include "fault.h"
-#include "fence.h"
-#include "readset.h"
+#include "txn.h"
+#include "catalog.h"
+#include "guc.h"
+#include "permissions.h"
+#include "fenceadmit.h"
+#include "readsetbuf.h"
 #include "record.h"
 
 #include "catalog/pg_type.h"

@@ -80,7 +80,8 @@
  * erased.  register_embedding_model writes the registry row; the registry's
  * trigger builds the index.
  */
-#include "fence.h"
+#include "fenceadmit.h"
+#include "permissions.h"
 #include "locks.h"
 #include "readset.h"
 #include "recall.h"

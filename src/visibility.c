@@ -21,6 +21,7 @@
  */
 #include "dag.h"
 #include "readset.h"
+#include "readsetbuf.h"
 #include "record.h"
 #include "visibility.h"
 
@@ -34,17 +35,6 @@
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
-
-/* Readable by role: owner (or a member of it), a member of a reader, or public. */
-bool
-VisReadable(Oid role, MemtxRec *rec)
-{
-	if (rec->scope == MSC_PUBLIC)
-		return true;
-	if (!OidIsValid(role))
-		return false;
-	return MemtxRoleIsMember(role, rec->owner) || MemtxRoleInAny(role, rec->readers);
-}
 
 /*
  * The ancestry conditions of verified_read and above for records ids[0..n),

@@ -10,6 +10,8 @@
 extern char *memtx_databases;
 extern int	memtx_worker_naptime;
 
+extern void WorkerInit(void);
+
 extern PGDLLEXPORT void memtx_launcher_main(Datum main_arg);
 extern PGDLLEXPORT void memtx_worker_main(Datum main_arg);
 

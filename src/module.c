@@ -1,13 +1,17 @@
 /*
- * memtx.c — module entry point.
+ * module.c — the module's entry point.
  *
  * _PG_init only asks each subsystem to register itself; the protocol lives
- * in the files named after its parts.
+ * in the files named after its parts.  It is the top of the include graph:
+ * no file includes what this one declares (nothing), so it may include every
+ * subsystem's header (scripts/include-graph).
  */
 #include "memtx.h"
 #include "fault.h"
+#include "guc.h"
 #include "locks.h"
-#include "readset.h"
+#include "readsetbuf.h"
+#include "worker.h"
 
 #include "utils/guc.h"
 

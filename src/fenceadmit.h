@@ -1,8 +1,10 @@
 /*
- * fence.h — writer fencing of roles (SPEC §12).
+ * fenceadmit.h — the writer admission of fencing (SPEC §12): every write as
+ * a role, and every load of a transaction for a call that writes, is
+ * admitted here (fenceadmit.c).
  */
-#ifndef MEMTX_FENCE_H
-#define MEMTX_FENCE_H
+#ifndef MEMTX_FENCEADMIT_H
+#define MEMTX_FENCEADMIT_H
 
 #include "memtx.h"
 
@@ -29,4 +31,4 @@ extern char *FenceLockTxnWriter(int64 tx);
  */
 extern void FenceAdmitRecord(int64 id);
 
-#endif							/* MEMTX_FENCE_H */
+#endif							/* MEMTX_FENCEADMIT_H */
