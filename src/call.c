@@ -64,7 +64,7 @@ void
 MemtxCallBeginAudit(MemtxCall *call)
 {
 	CatalogCheckVersion();
-	/* after a start that may have lost reads, the first call fixes the point (readset.c) */
+	/* after a start that may have lost reads, the first call fixes the point (readsetbuf.c) */
 	(void) ReadSetLostBefore();
 	call->caller = GetUserId();
 	call->caller_name = GetUserNameFromId(call->caller, false);
