@@ -70,7 +70,7 @@ static HTAB *lost_txs;
 static shmem_request_hook_type prev_shmem_request;
 static shmem_startup_hook_type prev_shmem_startup;
 
-HTAB	   *readset_local;				/* this backend's reads not yet durable */
+HTAB	   *readset_local;		/* this backend's reads not yet durable */
 int			readset_nlocal;
 static ReadSetMarks begun;
 static ReadSetMarks forgets;

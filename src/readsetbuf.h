@@ -34,6 +34,7 @@ extern int	memtx_max_read_set;
  * The buffer as readset.c reads and charges it: the shared state (its
  * LWLock held), the table of lost reads and this backend's list.
  */
+
 /*
  * A lost read: transaction tx of the store (memtx's pg_extension row) of
  * database db read record.  The store is part of the key because a DROP and
