@@ -91,93 +91,43 @@ CONTRIB_TESTDB   = memtx_regression
 ISOLATION_TESTDB = memtx_isolation
 PGTAP_TESTDB     = memtx_pgtap
 
-# The suites beyond PGXS's three, against the server in the PG* environment
-# with memtx installed (test/run runs them all on a cluster of its own).
-# PG_PROVE and PROVE may name another TAP harness (test/run uses
-# test/tap-count.pl, which also counts the results).
+# The test runners: test/runners is their one table (name, where it runs,
+# how it is counted, what it runs).  make installcheck-NAME runs runner NAME
+# against the server the PG* environment names, with memtx installed
+# (test/run-cluster; NAME with - for _, e.g. installcheck-enumerate-c);
+# make check-NAME runs it as bash test/run does (deps, the test build, a
+# throwaway cluster).  Each prints "N passed, N failed" last.
+MEMTX_RUNNER_NAMES := $(subst _,-,$(shell bash test/runners --list --all))
+MEMTX_CLUSTER_RUNNERS := $(subst _,-,$(shell bash test/runners --list cluster --all))
+.PHONY: $(addprefix installcheck-,$(MEMTX_CLUSTER_RUNNERS)) $(addprefix check-,$(MEMTX_RUNNER_NAMES))
+$(addprefix installcheck-,$(MEMTX_CLUSTER_RUNNERS)): installcheck-%:
+	MEMTX_RUNNERS="$(subst -,_,$*)" bash test/run-cluster
+
+$(addprefix check-,$(MEMTX_RUNNER_NAMES)): check-%:
+	MEMTX_RUNNERS="$(subst -,_,$*)" bash test/run
+
+# Parts of runners that need PGXS's variables.  pgtap: pg_prove over
+# test/pgtap/*.sql (PG_PROVE may name another TAP harness: test/runners
+# passes test/tap-count.pl, which also counts the results).
 PG_PROVE ?= pg_prove
-.PHONY: installcheck-pgtap installcheck-dump installcheck-conformance installcheck-bench \
-	installcheck-python installcheck-node installcheck-fuzz installcheck-model \
-	installcheck-histories installcheck-enumerate installcheck-enumerate-c installcheck-router \
-	installcheck-mutants
-installcheck-pgtap:
+.PHONY: pgxs-pgtap pgxs-vector-regress pgxs-vector-isolation
+pgxs-pgtap:
 	$(bindir)/dropdb --if-exists $(PGTAP_TESTDB)
 	$(bindir)/createdb $(PGTAP_TESTDB)
 	$(bindir)/psql -X -q -v ON_ERROR_STOP=1 -d $(PGTAP_TESTDB) -c 'CREATE EXTENSION pgtap'
 	$(PG_PROVE) -d $(PGTAP_TESTDB) $(sort $(wildcard test/pgtap/*.sql))
 
-# pg_dump and pg_restore (serial and -j 4) give back every row of the store
-installcheck-dump:
-	PATH="$(bindir):$$PATH" bash test/dump/run.sh
-
-# the declarative protocol cases, graded by rule
-installcheck-conformance:
-	PATH="$(bindir):$$PATH" conformance/run $(CONFORMANCE_FLAGS)
-
-# every benchmark scenario at tiny scale: errors fail, timings don't
-installcheck-bench:
-	PATH="$(bindir):$$PATH" bench/run --scale tiny --no-cluster
-
-# the Python client's tests, test/python and the example, with Debian's
-# python3-pytest and python3-psycopg (PYTHON=/usr/bin/python3 by default)
-installcheck-python:
-	PATH="$(bindir):$$PATH" bash test/python/run
-
-# every memtx function with hostile arguments (hypothesis, seeded), then
-# sqlsmith as an agent and as a superuser: no crash, no XX000, no partial write
-installcheck-fuzz:
-	PATH="$(bindir):$$PATH" bash test/fuzz/run
-
-# random traces of several agents checked call by call against an independent
-# model of SPEC.md, with check_invariants() after every call
-installcheck-model:
-	PATH="$(bindir):$$PATH" bash test/model/run
-
-# concurrent histories (12 clients, random colliding operations, with and
-# without backend terminations) checked against the final store
-installcheck-histories:
-	PATH="$(bindir):$$PATH" bash test/histories/run
-
-# every protocol state within small bounds, depth-first through savepoints,
-# each call checked against the model of SPEC.md, check_invariants() at each
-# new state
-installcheck-enumerate:
-	PATH="$(bindir):$$PATH" bash test/enumerate/run
-
-# the same enumeration driven from inside the server (test/enumerate/driver:
-# the memtx_enumerate test module, built and installed by run-c), after a
-# self-test that plants faults it must report
-installcheck-enumerate-c:
-	PATH="$(bindir):$$PATH" bash test/enumerate/driver/run-c
-
-# memtx across nodes: a router over two node databases (drift, a protocol
-# flow, role attacks, a node down under load, the conformance cases compared
-# with one node)
-installcheck-router:
-	PATH="$(bindir):$$PATH" bash test/router/run
-# memtx_vector's tests, which need pgvector (test/run-cluster runs them as
-# runner "vector" when pgvector is available and reports them skipped, with
-# the way to install it, when not): pg_regress over test/vector/sql, then the
-# isolation specs test/vector/specs
+# memtx_vector's suites, which need pgvector (runner "vector" checks for it):
+# pg_regress over test/vector/sql, then the isolation specs test/vector/specs
 VECTOR_REGRESS   = $(patsubst test/vector/sql/%.sql,%,$(sort $(wildcard test/vector/sql/*.sql)))
 VECTOR_ISOLATION = $(patsubst test/vector/specs/%.spec,%,$(sort $(wildcard test/vector/specs/*.spec)))
-.PHONY: installcheck-vector installcheck-vector-isolation
-installcheck-vector:
+pgxs-vector-regress:
 	$(pg_regress_installcheck) --inputdir=test/vector --outputdir=test/vector \
 		--load-extension=btree_gist --dbname=memtx_vector_regression $(VECTOR_REGRESS)
 
-installcheck-vector-isolation:
+pgxs-vector-isolation:
 	$(pg_isolation_regress_installcheck) --inputdir=test/vector --outputdir=test/vector/output_iso \
 		--load-extension=btree_gist --dbname=memtx_vector_isolation $(VECTOR_ISOLATION)
-# every mutant of test/mutants applies to the tree and names the SPEC rule it
-# breaks (the mutation run itself is a long command: test/mutants/run)
-installcheck-mutants:
-	PATH="$(bindir):$$PATH" test/mutants/run --self-test
-
-# the Node client, the memtx-mcp server and the snippets of "Using memtx from an
-# MCP host", with node --test (npm ci first when node_modules is missing or stale)
-installcheck-node:
-	PATH="$(bindir):$$PATH" bash test/node/run
 
 .PHONY: test demo
 test:

@@ -126,8 +126,9 @@ NOT_ROUTED = {
 
 # Views of schema memtx on the router: union of every node's rows, or the
 # sum of every node's counters (bigint columns summed, jsonb objects of
-# counts merged key by key).
-VIEWS = {"stats": "sum", "in_flight": "union", "review_queue": "union"}
+# counts merged key by key), or local: the same view as on the nodes (a
+# constant list, the same on every node).
+VIEWS = {"stats": "sum", "in_flight": "union", "review_queue": "union", "invariants": "local"}
 
 
 class GenError(Exception):
@@ -224,6 +225,7 @@ def read_catalog(conn):
                 "SELECT attname, atttypid, format_type(atttypid, atttypmod) FROM pg_attribute "
                 "WHERE attrelid = %s AND attnum > 0 AND NOT attisdropped ORDER BY attnum", (relid,))],
             "comment": conn.execute("SELECT obj_description(%s, 'pg_class')", (relid,)).fetchone()[0],
+            "definition": conn.execute("SELECT pg_get_viewdef(%s, true)", (relid,)).fetchone()[0],
         }
     return version[0], funcs, types, views
 
@@ -498,6 +500,12 @@ def emit_type(t, out):
 
 def emit_view(v, how, out):
     cols = v["attrs"]
+    if how == "local":
+        out.append("CREATE VIEW memtx.%s (%s) AS\n%s\n" % (
+            q(v["name"]), ", ".join(q(c["name"]) for c in cols), v["definition"].rstrip()))
+        out.append("COMMENT ON VIEW memtx.%s IS %s;\n\n" % (q(v["name"]), literal(
+            "%s (router: the same as on the nodes)" % (v["comment"] or ""))))
+        return
     for c in cols:
         if c["name"] == "node":
             raise GenError("view memtx.%s has a column named node" % v["name"])

@@ -799,6 +799,32 @@ COMMENT ON FUNCTION memtx.revoke(bigint, text) IS 'retract a record and repair e
  * §8 Invariants and the checker
  */
 
+-- The invariants memtx.check_invariants recomputes, one row each: the code
+-- its rows carry in column invariant, the invariant's name, the SPEC
+-- section that states it and what it holds.  SPEC §8 names I1, I2 and G3 by
+-- code; the others are numbered on from them the same way (a letter and the
+-- next number), so every code is short, stable and unique, and a row of
+-- check_invariants joins to this view on invariant = code.
+CREATE VIEW memtx.invariants (code, name, spec_section, description) AS VALUES
+    ('I1', 'action-safety gating', '§5, §8',
+     'every allowed irreversible action was allowed under §5 at the moment it was recorded: no record the gate''s snapshot could see was still unsettled in it, and the logged gate saw no blockers'),
+    ('I2', 'cascade-repair completeness', '§6, §8',
+     'no transitive descendant of a retracted record is active, or tentative since before the retraction; every view quarantined by a cascade is in the registry; every tool_action descendant carries a compensated or leaked entry'),
+    ('G3', 'no active record with a retracted ancestor', '§8',
+     'no active record has a revoked, or registry-listed, transitive ancestor'),
+    ('I4', 'single truth', '§4, §8',
+     'no two active records share a slot with overlapping validity and different values'),
+    ('I5', 'no commit by a fenced epoch', '§12',
+     'no record of a transaction opened under a writer epoch became committed after the fence that ended that epoch'),
+    ('I6', 'one receipt per disposition', '§11',
+     'every terminal disposition the store records (memtx.dispositions) has exactly one receipt, and no receipt names a disposition the store does not record'),
+    ('I7', 'the receipt chain verifies', '§11, §17',
+     'each namespace''s chained receipts verify (links, hashes, columns, subjects, digests), and so do the record states they anchor and every erasure, as memtx.verify_receipts judges them'),
+    ('I8', 'a proposal id is bound once', '§10, §17',
+     'no agent''s proposal id is bound to two records of a namespace');
+COMMENT ON VIEW memtx.invariants IS 'the invariants check_invariants recomputes: code (its column invariant), name, SPEC section, description';
+GRANT SELECT ON memtx.invariants TO PUBLIC;
+
 -- Given a namespace, that namespace's records, actions, retractions and
 -- receipts only (SPEC §17); NULL, every namespace.
 CREATE FUNCTION memtx.check_invariants(namespace text DEFAULT NULL)
@@ -806,7 +832,7 @@ CREATE FUNCTION memtx.check_invariants(namespace text DEFAULT NULL)
     AS 'MODULE_PATHNAME', 'memtx_check_invariants'
     LANGUAGE C VOLATILE CALLED ON NULL INPUT
     SET search_path = pg_catalog, pg_temp SET jit = off;
-COMMENT ON FUNCTION memtx.check_invariants(text) IS 'harness: recompute I1, I2, G3 and single truth from the records, edges and action log, of one namespace or (NULL) all; no rows when all hold';
+COMMENT ON FUNCTION memtx.check_invariants(text) IS 'harness: recompute every invariant of memtx.invariants (I1, I2, G3, I4 to I8) from the records, edges, action log and receipts, of one namespace or (NULL) all; one row per violation, its invariant a code of memtx.invariants; no rows when all hold';
 
 /* ----------------------------------------------------------------------
  * §9 Observability

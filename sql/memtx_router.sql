@@ -471,7 +471,7 @@ BEGIN
     RETURN;
 END
 $body$;
-COMMENT ON FUNCTION memtx.check_invariants(text) IS 'harness: recompute I1, I2, G3 and single truth from the records, edges and action log, of one namespace or (NULL) all; no rows when all hold (router: runs on the node of its namespace; when it is NULL, on every node in turn; the union of their rows)';
+COMMENT ON FUNCTION memtx.check_invariants(text) IS 'harness: recompute every invariant of memtx.invariants (I1, I2, G3, I4 to I8) from the records, edges, action log and receipts, of one namespace or (NULL) all; one row per violation, its invariant a code of memtx.invariants; no rows when all hold (router: runs on the node of its namespace; when it is NULL, on every node in turn; the union of their rows)';
 
 -- memtx.commit(bigint): runs on the node in the top bits of argument tx
 CREATE FUNCTION memtx_router.commit(tx bigint)
@@ -1630,6 +1630,14 @@ COMMENT ON FUNCTION memtx_router.node_in_flight() IS 'the rows of memtx.in_fligh
 CREATE VIEW memtx.in_flight WITH (security_invoker = true) AS
 SELECT n.record_id, n.tx_id, n.namespace, n.entity, n.attribute, n.staged_at FROM memtx_router.node_in_flight() n;
 COMMENT ON VIEW memtx.in_flight IS 'tentative records: what the action gate waits for (router: every node''s rows)';
+
+CREATE VIEW memtx.invariants (code, name, spec_section, description) AS
+ SELECT "*VALUES*".column1 AS code,
+    "*VALUES*".column2 AS name,
+    "*VALUES*".column3 AS spec_section,
+    "*VALUES*".column4 AS description
+   FROM (VALUES ('I1'::text,'action-safety gating'::text,'§5, §8'::text,'every allowed irreversible action was allowed under §5 at the moment it was recorded: no record the gate''s snapshot could see was still unsettled in it, and the logged gate saw no blockers'::text), ('I2'::text,'cascade-repair completeness'::text,'§6, §8'::text,'no transitive descendant of a retracted record is active, or tentative since before the retraction; every view quarantined by a cascade is in the registry; every tool_action descendant carries a compensated or leaked entry'::text), ('G3'::text,'no active record with a retracted ancestor'::text,'§8'::text,'no active record has a revoked, or registry-listed, transitive ancestor'::text), ('I4'::text,'single truth'::text,'§4, §8'::text,'no two active records share a slot with overlapping validity and different values'::text), ('I5'::text,'no commit by a fenced epoch'::text,'§12'::text,'no record of a transaction opened under a writer epoch became committed after the fence that ended that epoch'::text), ('I6'::text,'one receipt per disposition'::text,'§11'::text,'every terminal disposition the store records (memtx.dispositions) has exactly one receipt, and no receipt names a disposition the store does not record'::text), ('I7'::text,'the receipt chain verifies'::text,'§11, §17'::text,'each namespace''s chained receipts verify (links, hashes, columns, subjects, digests), and so do the record states they anchor and every erasure, as memtx.verify_receipts judges them'::text), ('I8'::text,'a proposal id is bound once'::text,'§10, §17'::text,'no agent''s proposal id is bound to two records of a namespace'::text)) "*VALUES*";
+COMMENT ON VIEW memtx.invariants IS 'the invariants check_invariants recomputes: code (its column invariant), name, SPEC section, description (router: the same as on the nodes)';
 
 CREATE FUNCTION memtx_router.review_queue_on(memtx_router_node integer)
     RETURNS TABLE (record_id bigint, tx_id bigint, namespace text, entity text, attribute text, value jsonb, rival_ids bigint[])

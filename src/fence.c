@@ -29,7 +29,7 @@
  * then the fence's to abort or its epoch's past), or it waits for the fence
  * and then sees the new epoch and fails.  A record committed in a
  * transaction of an older epoch therefore has a clock position below its
- * fence's: memtx.check_invariants checks exactly that ("fenced_epoch").
+ * fence's: memtx.check_invariants checks exactly that (invariant I5).
  *
  * The admission every writing call goes through (FenceAdmitWriter,
  * FenceAdmitSession, FenceLockTxnWriter, FenceAdmitRecord) is fenceadmit.c,

@@ -15,20 +15,23 @@
  *       action recorded while a record it derives from was tentative is,
  *       once the commit quarantined that record, revoked with such an entry;
  *   G3  no active record has a revoked or registered transitive ancestor;
- *   single truth  no two active records share a slot with overlapping
+ *   I4  single truth: no two active records share a slot with overlapping
  *       validity and different values;
- *   fenced_epoch  no record of a transaction opened under a writer epoch
+ *   I5  no record of a transaction opened under a writer epoch
  *       became committed after the fence that ended that epoch (its clock
  *       position is above the fence's, SPEC §12);
- *   receipts  every terminal disposition the store records
+ *   I6  every terminal disposition the store records
  *       (memtx.dispositions) has exactly one receipt, and no receipt names
  *       a disposition the store does not record (SPEC §11);
- *   receipt_chain  each namespace's chained receipts verify
+ *   I7  each namespace's chained receipts verify
  *       (memtx.receipt_problems: links, hashes, columns, subjects, digests),
  *       and so do the record states they anchor and every erasure (§17),
  *       each problem with the record it concerns;
- *   proposal  no agent's proposal id is bound to two records of a
- *             namespace (§10, §17).
+ *   I8  no agent's proposal id is bound to two records of a namespace
+ *       (§10, §17).
+ *
+ * The codes are those of the view memtx.invariants (SPEC §8 names I1, I2 and
+ * G3; the others are numbered on from them).
  *
  * It returns one row per violation and nothing when all hold.  Unlike the
  * hot paths it reads whole tables: it is an audit, like amcheck.  Given a
@@ -126,8 +129,8 @@ static const char *const InvariantWalks[] = {
 };
 
 static const char *const InvariantAfter[] = {
-	/* single truth */
-	"SELECT 'single_truth', a.id, pg_catalog.format("
+	/* I4, single truth */
+	"SELECT 'I4', a.id, pg_catalog.format("
 	"  'records %s and %s are both active on %s/%s.%s with overlapping validity and different values', "
 	"  a.id, b.id, a.namespace, a.entity, a.attribute) "
 	"FROM memtx.records a JOIN memtx.records b "
@@ -135,8 +138,8 @@ static const char *const InvariantAfter[] = {
 	" AND memtx.rivals(a.namespace, a.entity, a.attribute, a.valid, a.value, "
 	"                  b.namespace, b.entity, b.attribute, b.valid, b.value) "
 	"WHERE memtx.is_active(a.state) AND memtx.is_active(b.state) AND " INV_NS("a.namespace"),
-	/* fenced_epoch: a commit in a transaction of an epoch already fenced */
-	"SELECT 'fenced_epoch', r.id, pg_catalog.format("
+	/* I5: a commit in a transaction of an epoch already fenced */
+	"SELECT 'I5', r.id, pg_catalog.format("
 	"  'record %s of transaction %s (role %s, epoch %s) was committed at position %s, "
 	"after the fence to epoch %s at position %s', r.id, t.id, t.agent, t.epoch, r.committed_seq, "
 	"  w.epoch, w.pos) "
@@ -145,7 +148,7 @@ static const char *const InvariantAfter[] = {
 	"JOIN memtx.records r ON r.tx_id = t.id "
 	"WHERE r.committed_seq > w.pos AND " INV_NS("r.namespace") " "
 	"ORDER BY r.id",
-	/* receipts: a terminal disposition without exactly one receipt */
+	/* I6: a terminal disposition without exactly one receipt */
 	"WITH d AS ("
 	"  SELECT d.namespace, d.kind, d.subject, d.subject_is || coalesce(':' || (d.body->>'role'), '') AS key, "
 	"         pg_catalog.count(*) AS n "
@@ -154,19 +157,19 @@ static const char *const InvariantAfter[] = {
 	"  SELECT r.namespace, r.kind, r.subject, (r.body->>'subject_is') || coalesce(':' || (r.body->>'role'), '') AS key, "
 	"         pg_catalog.count(*) AS n "
 	"  FROM memtx.receipts r WHERE " INV_NS("r.namespace") " GROUP BY 1, 2, 3, 4) "
-	"SELECT 'receipts', CASE WHEN key = 'record' THEN subject END, pg_catalog.format("
+	"SELECT 'I6', CASE WHEN key = 'record' THEN subject END, pg_catalog.format("
 	"  '%s disposition of %s %s in namespace %s has %s receipts, not %s', "
 	"  kind, key, subject, namespace, coalesce(r.n, 0), coalesce(d.n, 0)) "
 	"FROM d FULL JOIN r USING (namespace, kind, subject, key) "
 	"WHERE coalesce(d.n, 0) <> coalesce(r.n, 0) "
 	"ORDER BY namespace, kind, subject",
-	/* receipt_chain: a chained receipt altered or deleted behind the API */
-	"SELECT 'receipt_chain', p.record_id, pg_catalog.format('namespace %s: %s', n.namespace, p.detail) "
+	/* I7: a chained receipt altered or deleted behind the API */
+	"SELECT 'I7', p.record_id, pg_catalog.format('namespace %s: %s', n.namespace, p.detail) "
 	"FROM (SELECT DISTINCT namespace FROM memtx.receipts WHERE " INV_NS("namespace") ") n, "
 	"     memtx.receipt_problems(n.namespace) p "
 	"ORDER BY n.namespace, p.seq, p.record_id, p.detail",
-	/* proposal: one agent's proposal id bound to two records of a namespace */
-	"SELECT 'proposal', pg_catalog.min(id), pg_catalog.format("
+	/* I8: one agent's proposal id bound to two records of a namespace */
+	"SELECT 'I8', pg_catalog.min(id), pg_catalog.format("
 	"  'proposal %s of agent %s is bound to %s records in namespace %s', proposal, proposer, "
 	"  pg_catalog.count(*), namespace) "
 	"FROM memtx.records WHERE proposal IS NOT NULL AND " INV_NS("namespace") " "

@@ -140,7 +140,7 @@ SELECT * FROM memtx.check_invariants();
 
 -- 8. The checker finds an unrepaired action from the edges alone: quarantine
 -- a tentative input behind the API, so no repair runs (and no receipt settles
--- it: receipt_chain says so too, SPEC §17)
+-- it: I7 says so too, SPEC §17)
 BEGIN;
 SELECT memtx.begin('medium') AS t11 \gset
 SELECT memtx.stage(:t11, 'order:906', 'refund_eligible', 'true') AS z1 \gset

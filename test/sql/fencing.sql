@@ -174,13 +174,13 @@ SELECT invariant, record_id FROM memtx.check_invariants();
 ROLLBACK;
 BEGIN;
 UPDATE memtx.records SET committed_seq = nextval('memtx.clock') WHERE id = :paid;
-SELECT invariant, record_id = :paid AS is_paid, detail ~ '\(role regress_memtx_fc_agent, epoch 0\)' AS names_epoch
-  FROM memtx.check_invariants();
+SELECT c.invariant, i.name, c.record_id = :paid AS is_paid, c.detail ~ '\(role regress_memtx_fc_agent, epoch 0\)' AS names_epoch
+  FROM memtx.check_invariants() c JOIN memtx.invariants i ON i.code = c.invariant;
 ROLLBACK;
 BEGIN;
 UPDATE memtx.records SET committed_seq = nextval('memtx.clock') WHERE id = :redo;
-SELECT invariant, record_id = :redo AS is_redo, detail ~ 'epoch 1\) .* fence to epoch 2 ' AS names_epoch
-  FROM memtx.check_invariants();
+SELECT c.invariant, i.name, c.record_id = :redo AS is_redo, c.detail ~ 'epoch 1\) .* fence to epoch 2 ' AS names_epoch
+  FROM memtx.check_invariants() c JOIN memtx.invariants i ON i.code = c.invariant;
 ROLLBACK;
 
 DROP FUNCTION pg_temp.show(bigint[]);

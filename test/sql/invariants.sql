@@ -3,6 +3,20 @@
 -- its own SQL transaction and is rolled back.
 \i test/sql/include/prelude.psql
 
+-- the invariants, as memtx.invariants lists them: SPEC §8's I1, I2 and G3,
+-- and the later checks numbered on from them
+SELECT code, name, spec_section FROM memtx.invariants ORDER BY substr(code, 2)::int;
+SELECT count(*) = count(DISTINCT code) AS codes_unique, bool_and(code ~ '^[IG][0-9]+$') AS one_scheme,
+       bool_and(description <> '') AS described FROM memtx.invariants;
+SELECT has_table_privilege('public', 'memtx.invariants', 'SELECT') AS public_reads;
+-- check_invariants' rows, each invariant a code of memtx.invariants (one it
+-- does not list would show as "unlisted: ..."), in the checker's order
+CREATE FUNCTION pg_temp.violations() RETURNS TABLE (invariant text, record_id bigint, detail text)
+LANGUAGE sql AS $$
+    SELECT coalesce((SELECT i.code FROM memtx.invariants i WHERE i.code = c.invariant),
+                    'unlisted: ' || c.invariant), c.record_id, c.detail
+      FROM memtx.check_invariants() c $$;
+
 SELECT memtx.register_tool('issue_refund', false);
 SELECT memtx.register_tool('hold_order', true, 'release_order');
 
@@ -44,7 +58,7 @@ SELECT memtx.begin('low') AS t4 \gset
 SELECT memtx.stage(:t4, 'late', 'x', '1') AS s3 \gset
 INSERT INTO memtx.action_log (tx_id, namespace, tool, reversible, args, allowed, gate_snapshot, gate_xid, gate_pos)
 VALUES (:t1, 'default', 'issue_refund', false, '{}', true, pg_current_snapshot(), pg_current_xact_id(), nextval('memtx.clock'));
-SELECT invariant, record_id, detail FROM memtx.check_invariants();
+SELECT invariant, record_id, detail FROM pg_temp.violations();
 ROLLBACK;
 -- the same row for a reversible tool is fine
 BEGIN;
@@ -52,18 +66,18 @@ SELECT memtx.begin('low') AS t4 \gset
 SELECT memtx.stage(:t4, 'late', 'x', '1') AS s3 \gset
 INSERT INTO memtx.action_log (tx_id, namespace, tool, reversible, args, allowed, gate_snapshot, gate_xid, gate_pos)
 VALUES (:t1, 'default', 'hold_order', true, '{}', true, pg_current_snapshot(), pg_current_xact_id(), nextval('memtx.clock'));
-SELECT invariant, record_id, detail FROM memtx.check_invariants();
+SELECT invariant, record_id, detail FROM pg_temp.violations();
 ROLLBACK;
 -- I1: a record's settling moved after the gate that allowed a1 (as if it was still tentative)
 BEGIN;
 UPDATE memtx.records r SET settled_xid = a.gate_xid, settled_pos = a.gate_pos + 1
   FROM memtx.action_log a WHERE a.action_id = :a1 AND r.id = :b2;
-SELECT invariant, record_id, detail FROM memtx.check_invariants();
+SELECT invariant, record_id, detail FROM pg_temp.violations();
 ROLLBACK;
 -- I1: the log says the gate saw blockers, yet it allowed the call
 BEGIN;
 UPDATE memtx.action_log SET blockers = ARRAY[:b2::bigint] WHERE action_id = :a1;
-SELECT invariant, record_id, detail FROM memtx.check_invariants();
+SELECT invariant, record_id, detail FROM pg_temp.violations();
 ROLLBACK;
 
 -- I2: a revoked descendant set back to committed behind the trigger's back
@@ -72,36 +86,36 @@ BEGIN;
 ALTER TABLE memtx.records DISABLE TRIGGER records_lifecycle;
 UPDATE memtx.records SET state = 'committed' WHERE id = :c1;
 ALTER TABLE memtx.records ENABLE TRIGGER records_lifecycle;
-SELECT invariant, record_id, detail FROM memtx.check_invariants();
+SELECT invariant, record_id, detail FROM pg_temp.violations();
 ROLLBACK;
 -- I2: a descendant left tentative since before the retraction
 BEGIN;
 ALTER TABLE memtx.records DISABLE TRIGGER records_lifecycle;
 UPDATE memtx.records SET state = 'tentative' WHERE id = :c1;
 ALTER TABLE memtx.records ENABLE TRIGGER records_lifecycle;
-SELECT invariant, record_id, detail FROM memtx.check_invariants();
+SELECT invariant, record_id, detail FROM pg_temp.violations();
 ROLLBACK;
 -- I2: a view quarantined by the cascade removed from the revocation registry
 BEGIN;
 DELETE FROM memtx.revocation_registry WHERE record_id = :p1;
-SELECT invariant, record_id, detail FROM memtx.check_invariants();
+SELECT invariant, record_id, detail FROM pg_temp.violations();
 ROLLBACK;
 -- I2: the leaked entry of an irreversible action deleted
 BEGIN;
 DELETE FROM memtx.rollback_log WHERE record_id = :a1 AND action = 'leaked';
-SELECT invariant, record_id, detail FROM memtx.check_invariants();
+SELECT invariant, record_id, detail FROM pg_temp.violations();
 ROLLBACK;
 -- I2: the compensated entry of a reversible action deleted
 BEGIN;
 DELETE FROM memtx.rollback_log WHERE record_id = :a2 AND action = 'compensated';
-SELECT invariant, record_id, detail FROM memtx.check_invariants();
+SELECT invariant, record_id, detail FROM pg_temp.violations();
 ROLLBACK;
 
 -- G3: a record revoked directly (committed -> revoked is a legal move) without
 -- the cascade leaves its active child under a revoked ancestor
 BEGIN;
 UPDATE memtx.records SET state = 'revoked' WHERE id = :b2;
-SELECT invariant, record_id, detail FROM memtx.check_invariants();
+SELECT invariant, record_id, detail FROM pg_temp.violations();
 ROLLBACK;
 -- G3: a registry-listed ancestor, transitively
 BEGIN;
@@ -109,17 +123,17 @@ SELECT memtx.begin('medium') AS t5 \gset
 SELECT memtx.stage(:t5, 'order:900', 'grandchild', '1', derived_from => ARRAY[:c2]) AS g1 \gset
 SELECT record_id, state FROM memtx.commit(:t5);
 INSERT INTO memtx.revocation_registry (record_id, root_id, namespace) VALUES (:b2, :b2, 'default');
-SELECT invariant, record_id, detail FROM memtx.check_invariants();
+SELECT invariant, record_id, detail FROM pg_temp.violations();
 ROLLBACK;
 
--- single truth: without the exclusion constraint two active rivals can be planted (records
--- planted behind the API have no receipt that settled them: receipt_chain names them too, §17)
+-- I4, single truth: without the exclusion constraint two active rivals can be planted (records
+-- planted behind the API have no receipt that settled them: I7 names them too, §17)
 BEGIN;
 ALTER TABLE memtx.records DROP CONSTRAINT records_single_truth;
 INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, state, authority, confidence, owner, staged_xid, staged_pos)
 SELECT :t1, 'default', 'order:900', 'refund_eligible', v::jsonb, 'committed', 0.5, 1, current_user, pg_current_xact_id(), nextval('memtx.clock')
   FROM (VALUES ('true'), ('1.0')) AS x(v);
-SELECT invariant, record_id, detail FROM memtx.check_invariants() ORDER BY record_id;
+SELECT invariant, record_id, detail FROM pg_temp.violations() ORDER BY record_id;
 ROLLBACK;
 -- the same value, or disjoint validity, is no single-truth conflict (the planted records still
 -- have no receipt)
@@ -129,7 +143,18 @@ INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, state, au
 VALUES (:t1, 'default', 'order:900', 'refund_eligible', 'false', 'committed', 0.5, 1, current_user, pg_current_xact_id(), nextval('memtx.clock'), '(,)'),
        (:t1, 'default', 'order:777', 'v', '1', 'committed', 0.5, 1, current_user, pg_current_xact_id(), nextval('memtx.clock'), '[2020-01-01,2021-01-01)'),
        (:t1, 'default', 'order:777', 'v', '2', 'action_safe', 0.5, 1, current_user, pg_current_xact_id(), nextval('memtx.clock'), '[2021-01-01,2022-01-01)');
-SELECT invariant, record_id, detail FROM memtx.check_invariants();
+SELECT invariant, record_id, detail FROM pg_temp.violations();
+ROLLBACK;
+
+-- I8: without its unique index, one agent's proposal id can be bound to two
+-- records (planted behind the API: I7 names them too)
+BEGIN;
+DROP INDEX memtx.records_proposal_idx;
+INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, state, authority, confidence, owner, staged_xid, staged_pos, proposal, proposer)
+SELECT :t1, 'default', 'order:' || x, 'note', '1', 'committed', 0.5, 1, current_user, pg_current_xact_id(), nextval('memtx.clock'), 'p-1', current_user
+  FROM generate_series(980, 981) AS x;
+SELECT invariant, record_id IS NOT NULL AS has_record, detail ~ '^proposal p-1 of agent \S+ is bound to 2 records in namespace default$' AS names_it
+  FROM pg_temp.violations() WHERE invariant <> 'I7';
 ROLLBACK;
 
 -- one namespace (SPEC §17): its records, actions, retractions and receipts only.  A violation

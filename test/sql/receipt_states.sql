@@ -4,7 +4,7 @@
 -- receipt that last settled it; a record counts as erased only when erased_at is set, its value is
 -- JSON null, its salt is gone, it is revoked and its erasure has its retract receipt.  Tampering
 -- below is a superuser's with triggers off (session_replication_role = replica), each in a
--- transaction rolled back; check_invariants reports the same problems (receipt_chain).
+-- transaction rolled back; check_invariants reports the same problems (invariant I7).
 \i test/sql/include/prelude.psql
 \i test/sql/include/show_records.psql
 SET memtx.logical_now = '2026-05-01 12:00+00';
@@ -16,7 +16,7 @@ RETURNS TABLE (source text, seq bigint, record bigint, detail text) LANGUAGE sql
     SELECT 'verify', v.first_bad_seq, NULL::bigint, v.detail FROM memtx.verify_receipts(ns) v
     UNION ALL
     SELECT 'invariants', NULL, c.record_id, c.detail FROM memtx.check_invariants() c
-     WHERE c.invariant = 'receipt_chain'
+     WHERE c.invariant = 'I7'
     ORDER BY 1 DESC, 2, 3, 4 $$;
 -- the receipt seq that names a record in a list (or as subject) last
 CREATE FUNCTION pg_temp.seq_of(record bigint) RETURNS bigint LANGUAGE sql AS $$
