@@ -24,8 +24,11 @@ interleaved that set up what random calls rarely meet: a head that moved
 after the snapshot, a gate and an act with the caller's own staging in
 flight, transcription after a read, a retry with changed content, an effect
 key with other args, tool or agent, a fence in the middle of a turn, an
-erasure below derived records and actions, a restore after a supersession,
-tentative descendants and views below a revocation.
+erasure below derived records and actions, a restore after a supersession
+(and the erasure of the original it copied), tentative descendants and
+views below a revocation, a head whose validity window touches, overlaps or
+ends before the candidate's, action_safe records the caller's transaction
+cannot see, and reads at the edges of a time-to-live window.
 
 After every call the result is compared with what the model (model.py,
 written from SPEC.md alone) predicts, then the whole state: every record's
@@ -1642,6 +1645,52 @@ class Generator:
         yield {"op": "read_as_of", "caller": a, "at": first_call[1],
                "entity": slot[0], "attribute": slot[1],
                "namespace": M.DEFAULT_NS, "valid_at": None}
+        if rnd.random() < 0.4:
+            # §17: erasing the original erases its restored copy too
+            yield {"op": "erase", "caller": "harness",
+                   "record": first_call[0]["label"]}
+            yield {"op": "lineage", "caller": "harness",
+                   "record": first_call[0]["label"], "direction": "down"}
+
+    def scenario_ttl(self):
+        """§18: a store with time-to-live writes valid = [now, now + ttl)
+        and reads at an instant: lookup and recall at the lower bound, one
+        minute before the upper bound, at the upper bound exactly (the
+        instant it expires: not returned) and before the lower bound; then
+        time moves past the upper bound and reads at now find nothing."""
+        rnd = self.rnd
+        a = rnd.choice(self.agents)
+        word = rnd.choice(('"amber"', '"cobalt"'))
+        slot = ("t%d" % self.n, rnd.choice(ATTRIBUTES))
+        now = self.m.now
+        ttl = rnd.choice((1, 5, 30))
+        p = self.content(dict(op="propose", caller=a, namespace=M.DEFAULT_NS),
+                         a, M.DEFAULT_NS, parents=[], slot=slot)
+        p.update(entity=slot[0], attribute=slot[1], kind="belief",
+                 value=word, parents=[], source="sensor", confidence=1.0,
+                 proposal=None, expected_head=None, scope="public",
+                 readers=None, writers=None, observed_at=None,
+                 valid=[now, now + ttl])
+        yield p
+        t = self.begin(agent=a, ns=M.DEFAULT_NS, tier="low")
+        yield t
+        base = {"caller": a, "tx": t["label"]}
+        for at in rnd.sample((now, now + ttl - 1, now + ttl, now + ttl,
+                              now - 1), 3):
+            if rnd.random() < 0.5:
+                yield {"op": "lookup", "caller": rnd.choice(self.agents),
+                       "namespace": M.DEFAULT_NS, "entity": slot[0],
+                       "attribute": rnd.choice((slot[1], None)),
+                       "valid_at": at}
+            else:
+                call = self.recall(base, query=json.loads(word))
+                call.update(k=8, entity_prefix=rnd.choice((None, "t")),
+                            valid_at=at)
+                yield call
+        yield {"op": "tick", "minutes": ttl + rnd.choice((0, 1))}
+        yield {"op": "lookup", "caller": a, "namespace": M.DEFAULT_NS,
+               "entity": slot[0], "attribute": slot[1],
+               "valid_at": self.m.now}
 
     def scenario_cascade(self):
         """§6: a revocation below which are a tentative descendant of another
@@ -1815,7 +1864,7 @@ VIEW_KINDS_ALL = M.VIEW_KINDS
 SCENARIOS = ("head_race", "stale_snapshot", "own_staging", "laundering",
              "retry", "effect_key", "fence", "erase", "restore", "cascade",
              "evidence", "namespaces", "review", "ancestry",
-             "validity_heads", "unseen_support")
+             "validity_heads", "unseen_support", "ttl")
 
 
 def failure_key(e):
