@@ -24,8 +24,11 @@ interleaved that set up what random calls rarely meet: a head that moved
 after the snapshot, a gate and an act with the caller's own staging in
 flight, transcription after a read, a retry with changed content, an effect
 key with other args, tool or agent, a fence in the middle of a turn, an
-erasure below derived records and actions, a restore after a supersession,
-tentative descendants and views below a revocation.
+erasure below derived records and actions, a restore after a supersession
+(and the erasure of the original it copied), tentative descendants and
+views below a revocation, a head whose validity window touches, overlaps or
+ends before the candidate's, action_safe records the caller's transaction
+cannot see, and reads at the edges of a time-to-live window.
 
 After every call the result is compared with what the model (model.py,
 written from SPEC.md alone) predicts, then the whole state: every record's
@@ -1299,6 +1302,117 @@ class Generator:
             yield st2
         yield {"op": "commit", "caller": a, "tx": t["label"]}
 
+    def scenario_validity_heads(self):
+        """§10: heads are per validity window.  A head committed with a
+        bounded validity [lo, b); time moves to b or past it; then a
+        candidate on the same slot whose window starts at b exactly
+        (touching: [a, b) and [b, c) do not overlap), after a gap, or one
+        minute before b (overlapping), or unbounded.  Its expected head is
+        what the model says (0 when no active record overlaps its window),
+        now and then the other answer on purpose; the candidate comes by
+        stage and commit (the head set by id) or by propose (by content).
+        The slot is fresh, so that no other record is a head of it."""
+        rnd = self.rnd
+        a, b = self.some(self.agents, 2)
+        slot = ("w%d" % self.n, rnd.choice(ATTRIBUTES))
+        now = self.m.now
+        width = rnd.choice((1, 5, 30))
+        h = self.content(dict(op="propose", caller=b, namespace=M.DEFAULT_NS),
+                         b, M.DEFAULT_NS, parents=[], slot=slot)
+        h.update(entity=slot[0], attribute=slot[1], kind="belief",
+                 parents=[], source="sensor", confidence=1.0, proposal=None,
+                 expected_head=rnd.choice((None, 0)), scope="public",
+                 readers=None, writers=None, observed_at=None,
+                 valid=[rnd.choice((now - 60, now)), now + width])
+        yield h
+        head = self.find(h["label"])
+        if head is None or head.state not in M.ACTIVE:
+            return
+        upper = head.valid[1]
+        shape = rnd.choice(("touching", "touching", "gap", "overlap",
+                            "unbounded"))
+        lo = {"touching": upper, "gap": upper + 3, "overlap": upper - 1,
+              "unbounded": None}[shape]
+        start = upper if lo is None else lo
+        if self.m.now < start:
+            yield {"op": "tick", "minutes": start - self.m.now}
+        hi = rnd.choice((None, None, self.m.now + 30))
+        window = None if lo is None and hi is None else [lo, hi]
+        if rnd.random() < 0.3:
+            # a second head on the slot, later: the expected one when the
+            # candidate's window reaches it
+            h2 = self.content(dict(op="propose", caller=b,
+                                   namespace=M.DEFAULT_NS),
+                              b, M.DEFAULT_NS, parents=[], slot=slot)
+            h2.update(entity=slot[0], attribute=slot[1], kind="belief",
+                      parents=[], source="sensor", confidence=1.0,
+                      proposal=None,
+                      expected_head=None, scope="public", readers=None,
+                      writers=None, observed_at=None,
+                      valid=[self.m.now, None])
+            yield h2
+        cand = (tuple(window) if window else (None, None))
+        heads = [r for r in self.recs(M.DEFAULT_NS)
+                 if (r.entity, r.attribute) == slot and r.state in M.ACTIVE
+                 and r.kind != "tool_action" and M.overlaps(r.valid, cand)]
+        expected = self.rec_label(heads[0]) if len(heads) == 1 else 0
+        if rnd.random() < 0.2:
+            # the other answer: the head outside the window, or 0
+            expected = 0 if expected else h["label"]
+        common = dict(entity=slot[0], attribute=slot[1], kind="belief",
+                      source="sensor", confidence=1.0, proposal=None,
+                      expected_head=expected, scope="public", readers=None,
+                      writers=[a, b], observed_at=None, valid=window,
+                      parents=[])
+        if rnd.random() < 0.5:
+            p = self.content(dict(op="propose", caller=a,
+                                  namespace=M.DEFAULT_NS),
+                             a, M.DEFAULT_NS, parents=[], slot=slot)
+            p.update(common)
+            yield p
+        else:
+            t = self.begin(agent=a, ns=M.DEFAULT_NS,
+                           tier=rnd.choice(("low", "medium", "high")))
+            yield t
+            st = self.content(dict(op="stage", caller=a, tx=t["label"]), a,
+                              M.DEFAULT_NS, parents=[], slot=slot)
+            st.update(common)
+            yield st
+            yield {"op": "commit", "caller": a, "tx": t["label"]}
+
+    def scenario_unseen_support(self):
+        """§5 (2): action_safe records exist in the namespace, but none is
+        visible to the caller's external_action transaction: one committed
+        after its snapshot, or one it may not read.  An irreversible gate
+        and act then block (no_action_safe_support), unless an older
+        visible one supports them."""
+        rnd = self.rnd
+        a, b = self.some(self.agents, 2)
+        ns = M.DEFAULT_NS
+        after = rnd.random() < 0.5
+        t = None
+        if after:
+            t = self.begin(agent=a, ns=ns, tier="external_action")
+            yield t
+        t2 = self.begin(agent=b, ns=ns, tier="external_action")
+        yield t2
+        st = self.content(dict(op="stage", caller=b, tx=t2["label"]), b, ns,
+                          parents=[])
+        # a fresh slot: no rival can keep the record from action_safe
+        st.update(entity="u%d" % self.n, kind="belief", source="sensor",
+                  confidence=1.0, proposal=None, writers=None,
+                  expected_head=None, valid=None, observed_at=None,
+                  parents=[], scope="public" if after else "private",
+                  readers=None if after else rnd.choice((None, [b])))
+        yield st
+        yield {"op": "commit", "caller": b, "tx": t2["label"]}
+        if t is None:
+            t = self.begin(agent=a, ns=ns, tier="external_action")
+            yield t
+        base = {"caller": a, "tx": t["label"]}
+        yield dict(base, op="gate", tool="refund")
+        yield self.act(base, None, inputs=[], tool="refund")
+
     def scenario_stale_snapshot(self):
         """§4 3d: a rival committed after the snapshot; same-transaction and
         observed_at variants."""
@@ -1531,6 +1645,52 @@ class Generator:
         yield {"op": "read_as_of", "caller": a, "at": first_call[1],
                "entity": slot[0], "attribute": slot[1],
                "namespace": M.DEFAULT_NS, "valid_at": None}
+        if rnd.random() < 0.4:
+            # §17: erasing the original erases its restored copy too
+            yield {"op": "erase", "caller": "harness",
+                   "record": first_call[0]["label"]}
+            yield {"op": "lineage", "caller": "harness",
+                   "record": first_call[0]["label"], "direction": "down"}
+
+    def scenario_ttl(self):
+        """§18: a store with time-to-live writes valid = [now, now + ttl)
+        and reads at an instant: lookup and recall at the lower bound, one
+        minute before the upper bound, at the upper bound exactly (the
+        instant it expires: not returned) and before the lower bound; then
+        time moves past the upper bound and reads at now find nothing."""
+        rnd = self.rnd
+        a = rnd.choice(self.agents)
+        word = rnd.choice(('"amber"', '"cobalt"'))
+        slot = ("t%d" % self.n, rnd.choice(ATTRIBUTES))
+        now = self.m.now
+        ttl = rnd.choice((1, 5, 30))
+        p = self.content(dict(op="propose", caller=a, namespace=M.DEFAULT_NS),
+                         a, M.DEFAULT_NS, parents=[], slot=slot)
+        p.update(entity=slot[0], attribute=slot[1], kind="belief",
+                 value=word, parents=[], source="sensor", confidence=1.0,
+                 proposal=None, expected_head=None, scope="public",
+                 readers=None, writers=None, observed_at=None,
+                 valid=[now, now + ttl])
+        yield p
+        t = self.begin(agent=a, ns=M.DEFAULT_NS, tier="low")
+        yield t
+        base = {"caller": a, "tx": t["label"]}
+        for at in rnd.sample((now, now + ttl - 1, now + ttl, now + ttl,
+                              now - 1), 3):
+            if rnd.random() < 0.5:
+                yield {"op": "lookup", "caller": rnd.choice(self.agents),
+                       "namespace": M.DEFAULT_NS, "entity": slot[0],
+                       "attribute": rnd.choice((slot[1], None)),
+                       "valid_at": at}
+            else:
+                call = self.recall(base, query=json.loads(word))
+                call.update(k=8, entity_prefix=rnd.choice((None, "t")),
+                            valid_at=at)
+                yield call
+        yield {"op": "tick", "minutes": ttl + rnd.choice((0, 1))}
+        yield {"op": "lookup", "caller": a, "namespace": M.DEFAULT_NS,
+               "entity": slot[0], "attribute": slot[1],
+               "valid_at": self.m.now}
 
     def scenario_cascade(self):
         """§6: a revocation below which are a tentative descendant of another
@@ -1703,7 +1863,8 @@ class Generator:
 VIEW_KINDS_ALL = M.VIEW_KINDS
 SCENARIOS = ("head_race", "stale_snapshot", "own_staging", "laundering",
              "retry", "effect_key", "fence", "erase", "restore", "cascade",
-             "evidence", "namespaces", "review", "ancestry")
+             "evidence", "namespaces", "review", "ancestry",
+             "validity_heads", "unseen_support", "ttl")
 
 
 def failure_key(e):
