@@ -301,17 +301,12 @@ GateRevokedInputs(MemtxTxn *t, MemtxRec *recs, int n, Datum *offenders)
 			readable[nreadable++] = Int64GetDatum(recs[i].id);
 	if (nreadable == 0)
 		return 0;
-	/* the inputs and their ancestors, once, each revoked or registered one a seed */
+	/* the inputs and their ancestors, once, each retracted one a seed */
 	values[0] = RecIdsDatum(readable, nreadable);
 	MemtxExec(MemtxPlan(&plan,
 						"WITH u(id) AS (SELECT i.id FROM unnest($1) i(id) "
 						"               UNION SELECT a.id FROM memtx.ancestors_of($1) a(id)) "
-						"SELECT u.id, ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = u.id), x.seed "
-						"FROM u CROSS JOIN LATERAL ("
-						"  SELECT CASE WHEN r.state = 'revoked' OR EXISTS ("
-						"           SELECT 1 FROM memtx.revocation_registry rr WHERE rr.record_id = r.id) "
-						"         THEN 1 END AS seed "
-						"  FROM memtx.records r WHERE r.id = u.id OFFSET 0) x",
+						DAG_RETRACTED_SEEDS,
 						1, types),
 			  values, NULL, 0);
 	dag = DagLoad(SPI_tuptable, SPI_processed, 1, 2, 3);
