@@ -49,12 +49,12 @@
 #include "locks.h"
 #include "receipt.h"
 #include "record.h"
+#include "subxact.h"
 #include "visibility.h"
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
-#include "utils/resowner.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/xid8.h"
@@ -715,52 +715,46 @@ memtx_abort(PG_FUNCTION_ARGS)
  * within lock_timeout (a writer idle in its SQL transaction holds it), the
  * namespace is skipped and false returned; the next run retries it.
  */
+typedef struct CascadeExpiry
+{
+	const char *ns;
+	int64	   *ids;
+	int			n;
+	Tuplestorestate *out;
+	TupleDesc	desc;
+} CascadeExpiry;
+
+static bool
+CascadeExpireBody(void *arg)
+{
+	CascadeExpiry *x = arg;
+
+	LockNamespace(x->ns, true);
+	for (int i = 0; i < x->n; i++)
+	{
+		Datum		v = Int64GetDatum(x->ids[i]);
+		bool		isnull = false;
+
+		/* load without renewing: the lease is over */
+		CascadeAbort(TxnLoadExpired(x->ids[i]), MR_EXPIRED, NULL);
+		FaultPoint("expire:namespace");
+		tuplestore_putvalues(x->out, x->desc, &v, &isnull);
+	}
+	return true;
+}
+
 static bool
 CascadeExpireNamespace(const char *ns, int64 *ids, int n, Tuplestorestate *out, TupleDesc desc)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	bool		done = true;
+	CascadeExpiry x = {ns, ids, n, out, desc};
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		LockNamespace(ns, true);
-		for (int i = 0; i < n; i++)
-		{
-			Datum		v = Int64GetDatum(ids[i]);
-			bool		isnull = false;
-
-			/* load without renewing: the lease is over */
-			CascadeAbort(TxnLoadExpired(ids[i]), MR_EXPIRED, NULL);
-			FaultPoint("expire:namespace");
-			tuplestore_putvalues(out, desc, &v, &isnull);
-		}
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
-			PG_RE_THROW();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		ereport(LOG,
-				(errmsg("memtx expiry skipped namespace \"%s\": its lock is held", ns),
-				 errdetail_plural("%d expired transaction waits for the next run.",
-								  "%d expired transactions wait for the next run.", n, n)));
-		done = false;
-	}
-	PG_END_TRY();
-	return done;
+	if (SubxactRun(CascadeExpireBody, &x, ERRCODE_LOCK_NOT_AVAILABLE))
+		return true;
+	ereport(LOG,
+			(errmsg("memtx expiry skipped namespace \"%s\": its lock is held", ns),
+			 errdetail_plural("%d expired transaction waits for the next run.",
+							  "%d expired transactions wait for the next run.", n, n)));
+	return false;
 }
 
 /*

@@ -43,6 +43,7 @@
 #include "locks.h"
 #include "receipt.h"
 #include "visibility.h"
+#include "visscan.h"
 
 #include "access/htup_details.h"
 #include "access/detoast.h"
@@ -87,13 +88,20 @@ GateReversible(const char *tool)
 /* The largest batch of action_safe records GateActionSafeSupport judges at once. */
 #define GATE_MAX_BATCH 1024
 
+/* The first visible action_safe record ends GateActionSafeSupport's scan. */
+static bool
+GateSupportFound(MemtxRec *rec, HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	return true;
+}
+
 /*
  * Whether any action_safe record of t's namespace is visible to t.  The
  * namespace's action_safe records are read newest first through their
- * partial index, in batches that double from one (the newest is usually
- * visible), each judged in one visibility pass (VisVisibleMany: one ancestry
- * statement per batch, not per record); reading stops at the first batch
- * with a visible record.
+ * partial index by VisScan, in batches that grow from one (the newest is
+ * usually visible), each judged in one visibility pass (VisVisibleMany: one
+ * ancestry statement per batch, not per record); reading stops at the
+ * first batch with a visible record.
  */
 static bool
 GateActionSafeSupport(MemtxTxn *t)
@@ -102,8 +110,6 @@ GateActionSafeSupport(MemtxTxn *t)
 	static const Oid types[] = {TEXTOID};
 	Datum		values[1];
 	Portal		portal;
-	bool		found = false;
-	long		batch;
 
 	values[0] = CStringGetTextDatum(t->namespace);
 	portal = SPI_cursor_open(NULL,
@@ -112,29 +118,9 @@ GateActionSafeSupport(MemtxTxn *t)
 									   "AND r.state = 'action_safe' ORDER BY r.id DESC",
 									   1, types),
 							 values, NULL, false);
-	for (batch = 1; !found; batch = Min(batch * 2, GATE_MAX_BATCH))
-	{
-		SPITupleTable *tt;
-		uint64		n;
-		MemtxRec   *recs;
-		bool	   *visible;
-
-		SPI_cursor_fetch(portal, true, batch);
-		tt = SPI_tuptable;
-		n = SPI_processed;
-		if (n == 0)
-			break;
-		recs = RecDecodeAll(tt, n);
-		visible = palloc(sizeof(bool) * n);
-		VisVisibleMany(t, recs, (int) n, visible);
-		for (uint64 i = 0; i < n && !found; i++)
-			found = visible[i];
-		SPI_freetuptable(tt);
-		if (n < (uint64) batch)
-			break;
-	}
-	SPI_cursor_close(portal);
-	return found;
+	if (portal == NULL)
+		elog(ERROR, "SPI_cursor_open failed: %s", SPI_result_code_string(SPI_result));
+	return VisScan(t, portal, 1, GATE_MAX_BATCH, GateSupportFound, NULL);
 }
 
 /*
