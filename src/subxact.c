@@ -13,6 +13,8 @@
  * the stage it made) and the expiry of one namespace (whose lock may not be
  * had) are the users.
  */
+#include "postgres.h"
+
 #include "subxact.h"
 
 #include "access/xact.h"

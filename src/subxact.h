@@ -4,7 +4,7 @@
 #ifndef MEMTX_SUBXACT_H
 #define MEMTX_SUBXACT_H
 
-#include "memtx.h"
+/* needs only postgres.h: a leaf of the include graph (scripts/include-graph) */
 
 /* The work: returns true to keep what it did, false to roll it back. */
 typedef bool (*SubxactBody) (void *arg);
