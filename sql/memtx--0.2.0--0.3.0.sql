@@ -503,6 +503,13 @@ END;
 COMMENT ON FUNCTION memtx.receipt_ids(jsonb) IS 'the record ids of a list in a receipt body (superseded, repaired, quarantined)';
 REVOKE ALL ON FUNCTION memtx.receipt_ids(jsonb) FROM PUBLIC;
 
+-- The protocol's predicates (SPEC §6): whether a kind is a view, defined
+-- once; receipt_problems, below, and the invariant checker use it.
+CREATE FUNCTION memtx.is_view_kind(kind memtx.kind) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN kind = ANY ('{summary,profile,index_entry,shared_copy}'::memtx.kind[]);
+COMMENT ON FUNCTION memtx.is_view_kind(memtx.kind) IS 'whether a record of this kind is a view (summary, profile, index_entry, shared_copy), which a cascade quarantines instead of revoking';
+
 -- receipt_problems names the record a problem concerns (a new result column).
 DROP FUNCTION memtx.receipt_problems(text);
 CREATE FUNCTION memtx.receipt_problems(namespace text) RETURNS TABLE (seq bigint, record_id bigint, detail text)
@@ -679,7 +686,7 @@ BEGIN ATOMIC
             WHEN x.state IN ('raw', 'tentative', 'validated') OR CASE
                     WHEN w.strict THEN x.state <> w.state
                     WHEN w.revoked_ever THEN x.state <> 'revoked'
-                    WHEN w.how = 'repaired before 0.3.0' AND x.kind IN ('summary', 'profile', 'index_entry', 'shared_copy')
+                    WHEN w.how = 'repaired before 0.3.0' AND memtx.is_view_kind(x.kind)
                         THEN x.state NOT IN ('quarantined', 'revoked')
                     WHEN w.state = 'superseded' AND NOT w.backfilled THEN x.state NOT IN ('superseded', 'revoked')
                     ELSE false END
@@ -912,3 +919,31 @@ CREATE VIEW memtx.invariants (code, name, spec_section, description) AS VALUES
 COMMENT ON VIEW memtx.invariants IS 'the invariants check_invariants recomputes: code (its column invariant), name, SPEC section, description';
 GRANT SELECT ON memtx.invariants TO PUBLIC;
 COMMENT ON FUNCTION memtx.check_invariants(text) IS 'harness: recompute every invariant of memtx.invariants (I1, I2, G3, I4 to I8) from the records, edges, action log and receipts, of one namespace or (NULL) all; one row per violation, its invariant a code of memtx.invariants; no rows when all hold';
+
+-- §10 Exact-head proposals and §4/§8/§16 retraction: the head set and the
+-- retracted records, each defined once (the commit pipeline, resolve,
+-- propose, restore, the action gate, the visibility rules and the invariant
+-- checker all use these).
+CREATE FUNCTION memtx.head_set(namespace text, entity text, attribute text, valid tstzrange)
+    RETURNS SETOF memtx.records
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT h.* FROM memtx.records h
+     WHERE memtx.slot_key(h.namespace, h.entity, h.attribute)
+           = memtx.slot_key(head_set.namespace, head_set.entity, head_set.attribute)
+       AND memtx.slot_digest(h.namespace, h.entity, h.attribute)
+           = memtx.slot_digest(head_set.namespace, head_set.entity, head_set.attribute)
+       AND h.namespace = head_set.namespace AND h.entity = head_set.entity
+       AND h.attribute = head_set.attribute
+       AND memtx.is_active(h.state)
+       AND h.valid && coalesce(head_set.valid, '(,)'::pg_catalog.tstzrange);
+END;
+COMMENT ON FUNCTION memtx.head_set(text, text, text, tstzrange) IS 'the head set of a slot over a validity (NULL: all of time): its active records whose validity overlaps it';
+
+CREATE VIEW memtx.retracted WITH (security_invoker = true) AS
+    SELECT r.id, r.namespace FROM memtx.records r WHERE r.state = 'revoked'
+    UNION ALL
+    SELECT rr.record_id, rr.namespace FROM memtx.revocation_registry rr;
+COMMENT ON VIEW memtx.retracted IS 'the retracted records: revoked, or in the revocation registry (a record may appear twice)';
+REVOKE ALL ON memtx.retracted FROM PUBLIC;
+GRANT SELECT ON memtx.retracted TO PUBLIC;

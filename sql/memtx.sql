@@ -290,6 +290,37 @@ CREATE FUNCTION memtx.rivals(a_namespace text, a_entity text, a_attribute text, 
        AND a_value::text <> b_value::text;
 COMMENT ON FUNCTION memtx.rivals(text, text, text, tstzrange, jsonb, text, text, text, tstzrange, jsonb) IS 'whether two records contest one slot: same slot, overlapping validity, different values';
 
+-- A record of this kind is a view of other records (summary, profile,
+-- index_entry, shared_copy): a cascade quarantines it for rebuilding and
+-- enters it in the revocation registry where it revokes a belief (SPEC §6).
+CREATE FUNCTION memtx.is_view_kind(kind memtx.kind) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN kind = ANY ('{summary,profile,index_entry,shared_copy}'::memtx.kind[]);
+COMMENT ON FUNCTION memtx.is_view_kind(memtx.kind) IS 'whether a record of this kind is a view (summary, profile, index_entry, shared_copy), which a cascade quarantines instead of revoking';
+
+-- The head set of a slot over a validity (SPEC §10): every active record on
+-- the slot whose validity overlaps it, whatever its value; a NULL validity
+-- is all of time.  The slot's key and digest come first, so a probe goes
+-- through the single-truth index by them: with only the slot's columns and
+-- the state, the planner may read that whole partial index of active
+-- records (test/sql/hot_paths.sql).  Whole rows, so a caller may leave out
+-- what its rule leaves out (the candidate itself).
+CREATE FUNCTION memtx.head_set(namespace text, entity text, attribute text, valid tstzrange)
+    RETURNS SETOF memtx.records
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT h.* FROM memtx.records h
+     WHERE memtx.slot_key(h.namespace, h.entity, h.attribute)
+           = memtx.slot_key(head_set.namespace, head_set.entity, head_set.attribute)
+       AND memtx.slot_digest(h.namespace, h.entity, h.attribute)
+           = memtx.slot_digest(head_set.namespace, head_set.entity, head_set.attribute)
+       AND h.namespace = head_set.namespace AND h.entity = head_set.entity
+       AND h.attribute = head_set.attribute
+       AND memtx.is_active(h.state)
+       AND h.valid && coalesce(head_set.valid, '(,)'::pg_catalog.tstzrange);
+END;
+COMMENT ON FUNCTION memtx.head_set(text, text, text, tstzrange) IS 'the head set of a slot over a validity (NULL: all of time): its active records whose validity overlaps it';
+
 -- The transitive ancestors of a set of records over derived_from edges, each
 -- once, however many paths lead to it: one walk for the whole set (a record
 -- of the set appears only as an ancestor of another).  The walk up from each
@@ -732,6 +763,21 @@ ALTER TABLE memtx.revocation_registry ENABLE ROW LEVEL SECURITY;
 CREATE POLICY revocation_registry_readable ON memtx.revocation_registry FOR SELECT
     USING (EXISTS (SELECT 1 FROM memtx.records r WHERE r.id = record_id));
 SELECT pg_catalog.pg_extension_config_dump('memtx.revocation_registry', '');
+
+-- The retracted records (SPEC §4 3a, §8, §16): those revoked and those in
+-- the revocation registry (views a cascade quarantined), with their
+-- namespace; a record revoked after it was registered appears twice.  A
+-- view, so the rewriter writes its text into each query that names it and
+-- the planner pushes a probe by id into both arms (two index probes), as if
+-- the union were spelled out.  As the invoker, under the tables' row-level
+-- security.
+CREATE VIEW memtx.retracted WITH (security_invoker = true) AS
+    SELECT r.id, r.namespace FROM memtx.records r WHERE r.state = 'revoked'
+    UNION ALL
+    SELECT rr.record_id, rr.namespace FROM memtx.revocation_registry rr;
+COMMENT ON VIEW memtx.retracted IS 'the retracted records: revoked, or in the revocation registry (a record may appear twice)';
+REVOKE ALL ON memtx.retracted FROM PUBLIC;
+GRANT SELECT ON memtx.retracted TO PUBLIC;
 
 CREATE TABLE memtx.rollback_log (
     id        bigint NOT NULL DEFAULT pg_catalog.nextval('memtx.rollback_log_id_seq'),
@@ -1953,7 +1999,7 @@ BEGIN ATOMIC
             WHEN x.state IN ('raw', 'tentative', 'validated') OR CASE
                     WHEN w.strict THEN x.state <> w.state
                     WHEN w.revoked_ever THEN x.state <> 'revoked'
-                    WHEN w.how = 'repaired before 0.3.0' AND x.kind IN ('summary', 'profile', 'index_entry', 'shared_copy')
+                    WHEN w.how = 'repaired before 0.3.0' AND memtx.is_view_kind(x.kind)
                         THEN x.state NOT IN ('quarantined', 'revoked')
                     WHEN w.state = 'superseded' AND NOT w.backfilled THEN x.state NOT IN ('superseded', 'revoked')
                     ELSE false END

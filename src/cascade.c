@@ -51,12 +51,12 @@
 #include "locks.h"
 #include "receipt.h"
 #include "record.h"
+#include "subxact.h"
 #include "visibility.h"
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
-#include "utils/resowner.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/xid8.h"
@@ -182,14 +182,16 @@ CascadeRepairAction(RepairList *log, RepairList *comp, int64 id, bool reversible
 /*
  * Lock and list what lies below root, in id order: every transitive
  * descendant, or (below_actions) only the tool actions among them and what
- * descends from those.  Columns: id, kind, state, registered, reversible.
+ * descends from those.  Columns: id, kind, state, retracted (memtx.retracted),
+ * reversible, view (memtx.is_view_kind).
  */
 #define CASCADE_WALK_COLUMNS \
-	"SELECT r.id, r.kind, r.state, rr.record_id IS NOT NULL, " \
-	"       coalesce(t.reversible, false) "
+	"SELECT r.id, r.kind, r.state, rt.yes IS NOT NULL, " \
+	"       coalesce(t.reversible, false), memtx.is_view_kind(r.kind) "
 #define CASCADE_WALK_JOINS \
 	"JOIN memtx.records r ON r.id = d.id " \
-	"LEFT JOIN memtx.revocation_registry rr ON rr.record_id = r.id " \
+	"LEFT JOIN LATERAL (SELECT true AS yes FROM memtx.retracted x " \
+	"                    WHERE x.id = r.id LIMIT 1) rt ON true " \
 	"LEFT JOIN memtx.tools t ON r.kind = 'tool_action' " \
 	"      AND t.name = pg_catalog.substr(r.entity, 6) " \
 	"ORDER BY r.id FOR UPDATE OF r"
@@ -257,14 +259,14 @@ CascadeClassifyRow(HeapTuple tup, TupleDesc td, RepairList *log, RepairList *com
 	int64		id = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
 	MemtxKind	kind = (MemtxKind) CatalogEnumIndex(ME_KIND, SPI_getbinval(tup, td, 2, &isnull));
 	MemtxState	state = (MemtxState) CatalogEnumIndex(ME_STATE, SPI_getbinval(tup, td, 3, &isnull));
-	bool		registered = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
+	bool		retracted = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
 	bool		reversible = DatumGetBool(SPI_getbinval(tup, td, 5, &isnull));
+	bool		view = DatumGetBool(SPI_getbinval(tup, td, 6, &isnull));
 
-	if (state == MS_REVOKED)
+	/* revoked, or a view quarantined and registered already */
+	if (retracted && (state == MS_REVOKED || state == MS_QUARANTINED))
 		return;
-	if (state == MS_QUARANTINED && registered)
-		return;
-	if (MEMTX_IS_ACTIVE(state) && MEMTX_KIND_IS_VIEW(kind))
+	if (MEMTX_IS_ACTIVE(state) && view)
 	{
 		RepairAdd(views, id, kind, RA_QUARANTINED, MR_INVALIDATED);
 		RepairAdd(log, id, kind, RA_QUARANTINED, MR_INVALIDATED);
@@ -377,7 +379,7 @@ CascadeClassifyRoots(Datum *rootids, int n, RepairList *log, RepairList *comp,
 	CascadeWalkRoots(rootids, n);
 	walk = SPI_tuptable;
 	m = SPI_processed;
-	dag = DagLoad(walk, m, 1, 6, 0);
+	dag = DagLoad(walk, m, 1, 7, 0);
 	/* the lowest root id above a record is the greatest of the negated ids */
 	for (int r = 0; r < n; r++)
 		DagSeedSet(dag, DatumGetInt64(rootids[r]), -DatumGetInt64(rootids[r]));
@@ -715,52 +717,46 @@ memtx_abort(PG_FUNCTION_ARGS)
  * within lock_timeout (a writer idle in its SQL transaction holds it), the
  * namespace is skipped and false returned; the next run retries it.
  */
+typedef struct CascadeExpiry
+{
+	const char *ns;
+	int64	   *ids;
+	int			n;
+	Tuplestorestate *out;
+	TupleDesc	desc;
+} CascadeExpiry;
+
+static bool
+CascadeExpireBody(void *arg)
+{
+	CascadeExpiry *x = arg;
+
+	LockNamespace(x->ns, true);
+	for (int i = 0; i < x->n; i++)
+	{
+		Datum		v = Int64GetDatum(x->ids[i]);
+		bool		isnull = false;
+
+		/* load without renewing: the lease is over */
+		CascadeAbort(TxnLoadExpired(x->ids[i]), MR_EXPIRED, NULL);
+		FaultPoint("expire:namespace");
+		tuplestore_putvalues(x->out, x->desc, &v, &isnull);
+	}
+	return true;
+}
+
 static bool
 CascadeExpireNamespace(const char *ns, int64 *ids, int n, Tuplestorestate *out, TupleDesc desc)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	bool		done = true;
+	CascadeExpiry x = {ns, ids, n, out, desc};
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		LockNamespace(ns, true);
-		for (int i = 0; i < n; i++)
-		{
-			Datum		v = Int64GetDatum(ids[i]);
-			bool		isnull = false;
-
-			/* load without renewing: the lease is over */
-			CascadeAbort(TxnLoadExpired(ids[i]), MR_EXPIRED, NULL);
-			FaultPoint("expire:namespace");
-			tuplestore_putvalues(out, desc, &v, &isnull);
-		}
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
-			PG_RE_THROW();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		ereport(LOG,
-				(errmsg("memtx expiry skipped namespace \"%s\": its lock is held", ns),
-				 errdetail_plural("%d expired transaction waits for the next run.",
-								  "%d expired transactions wait for the next run.", n, n)));
-		done = false;
-	}
-	PG_END_TRY();
-	return done;
+	if (SubxactRun(CascadeExpireBody, &x, ERRCODE_LOCK_NOT_AVAILABLE))
+		return true;
+	ereport(LOG,
+			(errmsg("memtx expiry skipped namespace \"%s\": its lock is held", ns),
+			 errdetail_plural("%d expired transaction waits for the next run.",
+							  "%d expired transactions wait for the next run.", n, n)));
+	return false;
 }
 
 /*

@@ -52,9 +52,12 @@ static const MemtxReason RankReason[] = {
  * over declared parents (and the read set under memtx.flow_control =
  * read_set), and the parents check 4 has to walk from (see ConflictCheck).
  */
+/* whether par's parent p is retracted (memtx.retracted) */
+#define CONFLICT_RETRACTED \
+	"EXISTS (SELECT FROM memtx.retracted rt WHERE rt.id = p.id) AS retracted"
 /* what ConflictGatherFacts answers from its "par" and "flow" */
 #define CONFLICT_FACTS \
-	"SELECT coalesce((SELECT bool_or(state = 'revoked' OR registered) FROM par), false)," \
+	"SELECT coalesce((SELECT bool_or(retracted) FROM par), false)," \
 	"       coalesce((SELECT bool_or(state IN ('tentative', 'raw', 'validated')) FROM par), false)," \
 	"       coalesce((SELECT bool_or(state IN ('quarantined', 'superseded')) FROM par), false)," \
 	"       coalesce((SELECT bool_or(f.scope < $4::memtx.scope OR NOT ($5 <@ f.readers)) FROM flow f), false)," \
@@ -80,9 +83,8 @@ ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 		values[5] = PointerGetDatum(cand->parents);
 		MemtxExec(MemtxPlan(&pending,
 							"WITH par AS ("
-							"  SELECT p.id, p.tx_id, p.state, rr.record_id IS NOT NULL AS registered"
+							"  SELECT p.id, p.tx_id, p.state, " CONFLICT_RETRACTED
 							"    FROM memtx.records p"
-							"    LEFT JOIN memtx.revocation_registry rr ON rr.record_id = p.id"
 							"   WHERE p.id = ANY ($6)),"
 							" flow AS ("
 							"  SELECT p.scope, p.readers FROM memtx.records p"
@@ -98,9 +100,8 @@ ConflictGatherFacts(MemtxTxn *t, MemtxRec *cand, ConflictFacts *f)
 	else
 		MemtxExec(MemtxPlan(&plan,
 							"WITH par AS ("
-							"  SELECT p.id, p.tx_id, p.state, rr.record_id IS NOT NULL AS registered"
+							"  SELECT p.id, p.tx_id, p.state, " CONFLICT_RETRACTED
 							"    FROM memtx.edges e JOIN memtx.records p ON p.id = e.parent"
-							"    LEFT JOIN memtx.revocation_registry rr ON rr.record_id = p.id"
 							"   WHERE e.child = $1),"
 							" flow AS ("
 							"  SELECT p.scope, p.readers FROM memtx.records p"
@@ -156,12 +157,7 @@ ConflictMemoCreate(void)
 #define CONFLICT_WALK \
 	" u(id) AS (SELECT unnest(p.ids) FROM p UNION " \
 	"           SELECT a.id FROM p CROSS JOIN LATERAL memtx.ancestors_of(p.ids) a(id)) " \
-	"SELECT u.id, ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = u.id), x.seed " \
-	"FROM u CROSS JOIN LATERAL (" \
-	"  SELECT CASE WHEN a.state = 'revoked' OR EXISTS (" \
-	"           SELECT 1 FROM memtx.revocation_registry rr WHERE rr.record_id = a.id) " \
-	"         THEN 1 END AS seed " \
-	"  FROM memtx.records a WHERE a.id = u.id OFFSET 0) x"
+	DAG_RETRACTED_SEEDS
 
 /*
  * cand is the run's candidate: when it is pending (memtx.propose, the only

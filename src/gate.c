@@ -45,6 +45,7 @@
 #include "locks.h"
 #include "receipt.h"
 #include "visibility.h"
+#include "visscan.h"
 
 #include "access/htup_details.h"
 #include "access/detoast.h"
@@ -89,13 +90,20 @@ GateReversible(const char *tool)
 /* The largest batch of action_safe records GateActionSafeSupport judges at once. */
 #define GATE_MAX_BATCH 1024
 
+/* The first visible action_safe record ends GateActionSafeSupport's scan. */
+static bool
+GateSupportFound(MemtxRec *rec, HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	return true;
+}
+
 /*
  * Whether any action_safe record of t's namespace is visible to t.  The
  * namespace's action_safe records are read newest first through their
- * partial index, in batches that double from one (the newest is usually
- * visible), each judged in one visibility pass (VisVisibleMany: one ancestry
- * statement per batch, not per record); reading stops at the first batch
- * with a visible record.
+ * partial index by VisScan, in batches that grow from one (the newest is
+ * usually visible), each judged in one visibility pass (VisVisibleMany: one
+ * ancestry statement per batch, not per record); reading stops at the
+ * first batch with a visible record.
  */
 static bool
 GateActionSafeSupport(MemtxTxn *t)
@@ -104,8 +112,6 @@ GateActionSafeSupport(MemtxTxn *t)
 	static const Oid types[] = {TEXTOID};
 	Datum		values[1];
 	Portal		portal;
-	bool		found = false;
-	long		batch;
 
 	values[0] = CStringGetTextDatum(t->namespace);
 	portal = SPI_cursor_open(NULL,
@@ -114,29 +120,9 @@ GateActionSafeSupport(MemtxTxn *t)
 									   "AND r.state = 'action_safe' ORDER BY r.id DESC",
 									   1, types),
 							 values, NULL, false);
-	for (batch = 1; !found; batch = Min(batch * 2, GATE_MAX_BATCH))
-	{
-		SPITupleTable *tt;
-		uint64		n;
-		MemtxRec   *recs;
-		bool	   *visible;
-
-		SPI_cursor_fetch(portal, true, batch);
-		tt = SPI_tuptable;
-		n = SPI_processed;
-		if (n == 0)
-			break;
-		recs = RecDecodeAll(tt, n);
-		visible = palloc(sizeof(bool) * n);
-		VisVisibleMany(t, recs, (int) n, visible);
-		for (uint64 i = 0; i < n && !found; i++)
-			found = visible[i];
-		SPI_freetuptable(tt);
-		if (n < (uint64) batch)
-			break;
-	}
-	SPI_cursor_close(portal);
-	return found;
+	if (portal == NULL)
+		elog(ERROR, "SPI_cursor_open failed: %s", SPI_result_code_string(SPI_result));
+	return VisScan(t, portal, 1, GATE_MAX_BATCH, GateSupportFound, NULL);
 }
 
 /*
@@ -303,17 +289,12 @@ GateRevokedInputs(MemtxTxn *t, MemtxRec *recs, int n, Datum *offenders)
 			readable[nreadable++] = Int64GetDatum(recs[i].id);
 	if (nreadable == 0)
 		return 0;
-	/* the inputs and their ancestors, once, each revoked or registered one a seed */
+	/* the inputs and their ancestors, once, each retracted one a seed */
 	values[0] = RecIdsDatum(readable, nreadable);
 	MemtxExec(MemtxPlan(&plan,
 						"WITH u(id) AS (SELECT i.id FROM unnest($1) i(id) "
 						"               UNION SELECT a.id FROM memtx.ancestors_of($1) a(id)) "
-						"SELECT u.id, ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = u.id), x.seed "
-						"FROM u CROSS JOIN LATERAL ("
-						"  SELECT CASE WHEN r.state = 'revoked' OR EXISTS ("
-						"           SELECT 1 FROM memtx.revocation_registry rr WHERE rr.record_id = r.id) "
-						"         THEN 1 END AS seed "
-						"  FROM memtx.records r WHERE r.id = u.id OFFSET 0) x",
+						DAG_RETRACTED_SEEDS,
 						1, types),
 			  values, NULL, 0);
 	dag = DagLoad(SPI_tuptable, SPI_processed, 1, 2, 3);

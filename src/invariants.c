@@ -101,7 +101,7 @@ static const char *const InvariantWalks[] = {
 	"  'view %s (%s) was quarantined by a cascade but is not in the revocation registry', x.id, x.kind) "
 	"FROM memtx.records x "
 	"WHERE x.state = 'quarantined' AND x.reason = 'invalidated' "
-	"  AND x.kind IN ('summary', 'profile', 'index_entry', 'shared_copy') AND " INV_NS("x.namespace") " "
+	"  AND memtx.is_view_kind(x.kind) AND " INV_NS("x.namespace") " "
 	"  AND NOT EXISTS (SELECT 1 FROM memtx.revocation_registry rr WHERE rr.record_id = x.id)",
 	/* I2: tool actions below a retraction without a compensated or leaked entry */
 	"SELECT 'I2', x.id, pg_catalog.format("
@@ -119,9 +119,8 @@ static const char *const InvariantWalks[] = {
 	/* G3: active records with a revoked or registered ancestor */
 	"SELECT 'G3', x.id, pg_catalog.format("
 	"  'record %s is %s but has a revoked or registry-listed ancestor', x.id, x.state) "
-	"FROM (SELECT ARRAY(SELECT id FROM memtx.records WHERE state = 'revoked' AND " INV_NS("namespace") " "
-	"                   UNION SELECT record_id FROM memtx.revocation_registry "
-	"                    WHERE " INV_NS("namespace") ") AS ids OFFSET 0) s "
+	"FROM (SELECT ARRAY(SELECT DISTINCT rt.id FROM memtx.retracted rt "
+	"                    WHERE " INV_NS("rt.namespace") ") AS ids OFFSET 0) s "
 	"CROSS JOIN LATERAL memtx.descendants_of(s.ids) d(id) "
 	"CROSS JOIN LATERAL (SELECT r.id, r.state FROM memtx.records r WHERE r.id = d.id OFFSET 0) x "
 	"WHERE memtx.is_active(x.state) "

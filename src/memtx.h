@@ -63,9 +63,6 @@ typedef enum MemtxKind
 	MK_NKINDS
 } MemtxKind;
 
-/* A view of other records: a cascade quarantines it instead of revoking it. */
-#define MEMTX_KIND_IS_VIEW(k) ((k) >= MK_SUMMARY && (k) <= MK_SHARED_COPY)
-
 /* Record scopes, in the order of the memtx.scope enum. */
 typedef enum MemtxScope
 {

@@ -76,8 +76,8 @@ ProposalCheckHead(MemtxTxn *t, text *entity, text *attribute, int64 head)
 }
 
 /*
- * Whether the head set of record id (active records on its slot whose
- * validity overlaps its own) is what its expected head says.  The caller
+ * Whether the head set of record id (memtx.head_set: active records on its
+ * slot whose validity overlaps its own) is what its expected head says.  The caller
  * holds the slot's lock, so the answer stays true until it commits.
  */
 bool
@@ -94,24 +94,14 @@ ProposalHeadMatches(MemtxRec *rec)
 	Assert(LockSlotHeld(rec->namespace, rec->entity, rec->attribute));
 	if (rec->pending)
 	{
-		/*
-		 * not in the store yet (memtx.propose): by its content, through the
-		 * single-truth index by slot key and digest (as ConflictFetchRivals),
-		 * never through the whole partial index of active records
-		 */
+		/* not in the store yet (memtx.propose): by its content */
 		values[0] = CStringGetTextDatum(rec->namespace);
 		values[1] = CStringGetTextDatum(rec->entity);
 		values[2] = CStringGetTextDatum(rec->attribute);
 		values[3] = rec->valid;
 		nulls[3] = rec->valid == (Datum) 0 ? 'n' : ' ';
 		MemtxExec(MemtxPlan(&pending,
-							"SELECT count(*), min(h.id) FROM memtx.records h "
-							"WHERE memtx.is_active(h.state) "
-							"  AND h.namespace = $1 AND h.entity = $2 AND h.attribute = $3 "
-							"  AND h.valid && coalesce($4, '(,)'::pg_catalog.tstzrange) "
-							"  AND memtx.slot_key(h.namespace, h.entity, h.attribute) = memtx.slot_key($1, $2, $3) "
-							"  AND memtx.slot_digest(h.namespace, h.entity, h.attribute) "
-							"      = memtx.slot_digest($1, $2, $3)",
+							"SELECT count(*), min(h.id) FROM memtx.head_set($1, $2, $3, $4) h",
 							4, pending_types),
 				  values, nulls, 1);
 	}
@@ -119,11 +109,8 @@ ProposalHeadMatches(MemtxRec *rec)
 	{
 		values[0] = Int64GetDatum(rec->id);
 		MemtxExec(MemtxPlan(&plan,
-							"SELECT count(*), min(h.id) "
-							"FROM memtx.records c JOIN memtx.records h "
-							"  ON memtx.is_active(h.state) "
-							" AND h.namespace = c.namespace AND h.entity = c.entity "
-							" AND h.attribute = c.attribute AND h.valid && c.valid "
+							"SELECT count(*), min(h.id) FROM memtx.records c "
+							"CROSS JOIN LATERAL memtx.head_set(c.namespace, c.entity, c.attribute, c.valid) h "
 							"WHERE c.id = $1 AND h.id <> c.id",
 							1, types),
 				  values, NULL, 1);

@@ -33,13 +33,13 @@
  */
 #include "pipeline.h"
 #include "stage.h"
+#include "subxact.h"
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
-#include "utils/resowner.h"
 
 /* propose's arguments: stage's after tx, then the namespace */
 #define PROPOSE_PROPOSAL 13
@@ -92,6 +92,25 @@ ProposeStage(MemtxCall *call, const char *ns, FunctionCallInfo stage, ProposeSta
 	out->id = StageCall(stage, call, out->t, &out->retried, &out->pending);
 }
 
+/* ProposeStage's arguments, for its run in a subtransaction. */
+typedef struct ProposeArgs
+{
+	MemtxCall  *call;
+	const char *ns;
+	FunctionCallInfo stage;
+	ProposeStaged *out;
+} ProposeArgs;
+
+/* ProposeStage in a subtransaction: kept unless a retry. */
+static bool
+ProposeStageBody(void *arg)
+{
+	ProposeArgs *a = arg;
+
+	ProposeStage(a->call, a->ns, a->stage, a->out);
+	return !a->out->retried;
+}
+
 /*
  * memtx.propose(entity, attribute, value, kind, source, confidence,
  *               derived_from, scope, readers, writers, valid, observed_at,
@@ -105,8 +124,6 @@ memtx_propose(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	LOCAL_FCINFO(stage, PROPOSE_STAGE_ARGS);
 	MemtxCall	call;
-	MemoryContext cxt;
-	ResourceOwner owner = CurrentResourceOwner;
 	ProposeStaged st;
 	char	   *ns;
 
@@ -116,7 +133,6 @@ memtx_propose(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 
 	MemtxCallBegin(&call);
-	cxt = CurrentMemoryContext;
 	InitFunctionCallInfoData(*stage, NULL, PROPOSE_STAGE_ARGS, InvalidOid, NULL, NULL);
 	for (int i = 0; i < PROPOSE_STAGE_ARGS - 1; i++)
 		stage->args[i + 1] = fcinfo->args[i];
@@ -124,32 +140,9 @@ memtx_propose(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(PROPOSE_PROPOSAL))
 	{
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(cxt);
-		PG_TRY();
-		{
-			ProposeStage(&call, ns, stage, &st);
-		}
-		PG_CATCH();
-		{
-			ErrorData  *e;
+		ProposeArgs a = {&call, ns, stage, &st};
 
-			/* leave the subtransaction, so the caller's handlers see theirs */
-			MemoryContextSwitchTo(cxt);
-			e = CopyErrorData();
-			FlushErrorState();
-			RollbackAndReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(cxt);
-			CurrentResourceOwner = owner;
-			ReThrowError(e);
-		}
-		PG_END_TRY();
-		if (st.retried)
-			RollbackAndReleaseCurrentSubTransaction();
-		else
-			ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
+		(void) SubxactRun(ProposeStageBody, &a, 0);
 	}
 	else
 		ProposeStage(&call, ns, stage, &st);

@@ -33,7 +33,7 @@
  *
  * The query, the text cursor and the batched visible scan are shared
  * (recall.h): memtx.recall_similar (vector.c) reads its vector list
- * through RetrievalScan too, and its hybrid form takes the text list from
+ * through VisScan too, and its hybrid form takes the text list from
  * RetrievalTextOpen, so both recalls have one definition of what a
  * transaction may see and of the text ranking.
  *
@@ -62,9 +62,6 @@
 #include "tsearch/ts_type.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
-
-/* The largest batch of matches read at once. */
-#define RECALL_MAX_BATCH 4096
 
 /*
  * The largest query: its text in bytes, and the items (terms and operators)
@@ -144,73 +141,6 @@ RetrievalTextOpen(const char *ns, TSQuery query, Datum prefix, bool no_prefix,
 	return portal;
 }
 
-/*
- * The next batch: at least twice the last, and up to four times it when the
- * share of visible rows read so far (counted as at least one in sixteen)
- * says the first batch's worth of visible rows wants more.  A transaction
- * that sees one row in ten reads its k rows in two or three batches, each a
- * visibility pass, rather than five; the cap keeps an unlucky first batch
- * from reading far past what is needed.
- */
-static long
-RetrievalNextBatch(long batch, int first_batch, uint64 nread, uint64 nvisible)
-{
-	long		next = batch * 2;
-
-	if (nvisible < (uint64) first_batch)
-	{
-		double		share = Max((double) nvisible / (double) Max(nread, 1), 1.0 / 16);
-		double		wanted = (first_batch - nvisible) / share;
-
-		next = Max(next, (long) Min(wanted, (double) batch * 4));
-	}
-	return Min(next, RECALL_MAX_BATCH);
-}
-
-bool
-RetrievalScan(MemtxTxn *t, Portal portal, int first_batch, RetrievalEmit emit, void *arg)
-{
-	MemoryContext batchcxt;
-	bool		stopped = false;
-	long		batch = first_batch;
-	uint64		nread = 0;
-	uint64		nvisible = 0;
-
-	batchcxt = AllocSetContextCreate(CurrentMemoryContext, "memtx retrieval batch",
-									 ALLOCSET_DEFAULT_SIZES);
-	while (!stopped)
-	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(batchcxt);
-		SPITupleTable *tt;
-		uint64		n;
-		MemtxRec   *recs;
-		bool	   *visible;
-
-		SPI_cursor_fetch(portal, true, batch);
-		tt = SPI_tuptable;
-		n = SPI_processed;
-		recs = RecDecodeAll(tt, n);
-		visible = palloc(sizeof(bool) * (n + 1));
-		VisVisibleMany(t, recs, (int) n, visible);
-		for (uint64 i = 0; i < n && !stopped; i++)
-			if (visible[i])
-			{
-				nvisible++;
-				stopped = emit(&recs[i], tt->vals[i], tt->tupdesc, arg);
-			}
-		nread += n;
-		SPI_freetuptable(tt);
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextReset(batchcxt);
-		if (n < (uint64) batch)
-			break;
-		batch = RetrievalNextBatch(batch, first_batch, nread, nvisible);
-	}
-	SPI_cursor_close(portal);
-	MemoryContextDelete(batchcxt);
-	return stopped;
-}
-
 /* What memtx.recall keeps of the visible matches: its rows and their ids. */
 typedef struct RecallOut
 {
@@ -273,9 +203,9 @@ memtx_recall(PG_FUNCTION_ARGS)
 	out.returned = palloc(sizeof(Datum) * k);
 	out.nreturned = 0;
 	out.k = k;
-	RetrievalScan(t, RetrievalTextOpen(t->namespace, query, PG_GETARG_DATUM(3), PG_ARGISNULL(3),
-									   PG_GETARG_DATUM(4), PG_ARGISNULL(4)),
-				  k, RecallEmit, &out);
+	VisScan(t, RetrievalTextOpen(t->namespace, query, PG_GETARG_DATUM(3), PG_ARGISNULL(3),
+								 PG_GETARG_DATUM(4), PG_ARGISNULL(4)),
+			k, RECALL_MAX_BATCH, RecallEmit, &out);
 
 	ReadSetJoin(t, out.returned, out.nreturned);
 	MemtxCallEnd(&call);

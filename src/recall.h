@@ -1,13 +1,14 @@
 /*
  * recall.h — what memtx.recall and memtx.recall_similar share
- * (recall.c): the full-text query and ranking of SPEC §14, and the
- * batched scan that keeps the rows visible to a transaction.
+ * (recall.c): the full-text query and ranking of SPEC §14; both read
+ * their candidates through VisScan (visscan.h).
  */
 #ifndef MEMTX_RECALL_H
 #define MEMTX_RECALL_H
 
 #include "record.h"
 #include "txn.h"
+#include "visscan.h"
 
 #include "tsearch/ts_type.h"
 
@@ -27,20 +28,7 @@ extern TSQuery RetrievalQuery(Datum query);
 extern Portal RetrievalTextOpen(const char *ns, TSQuery query, Datum prefix, bool no_prefix,
 								Datum valid_at, bool no_valid_at);
 
-/*
- * Called for each row of the cursor visible to the transaction, in the
- * cursor's order, in a memory context reset after each batch (copy what is
- * kept); returns true to end the scan.
- */
-typedef bool (*RetrievalEmit) (MemtxRec *rec, HeapTuple tuple, TupleDesc desc, void *arg);
-
-/*
- * Read portal (memtx.records rows, maybe with more columns) in batches
- * that start at first_batch rows and grow (RetrievalNextBatch), keep the rows visible to t
- * (VisVisibleMany, one visibility pass per batch) and hand them to emit
- * until it asks to stop or the cursor ends; closes the portal.  Returns
- * whether emit stopped the scan.
- */
-extern bool RetrievalScan(MemtxTxn *t, Portal portal, int first_batch, RetrievalEmit emit, void *arg);
+/* The largest batch of matches a recall reads at once (VisScan). */
+#define RECALL_MAX_BATCH 4096
 
 #endif							/* MEMTX_RECALL_H */

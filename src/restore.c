@@ -123,10 +123,8 @@ RestoreSource(MemtxTxn *t, text *entity, text *attribute, Datum at,
 }
 
 /*
- * The slot's current head over validity valid: the one active record, 0 if
- * none.  Through the single-truth index, by the slot's digest: with only
- * the slot's columns and the state, the planner may read that whole partial
- * index of active records (test/sql/hot_paths.sql).
+ * The slot's current head over validity valid (memtx.head_set): the one
+ * active record, 0 if none.
  */
 static int64
 RestoreHead(MemtxTxn *t, text *entity, text *attribute, Datum valid)
@@ -140,11 +138,7 @@ RestoreHead(MemtxTxn *t, text *entity, text *attribute, Datum valid)
 	values[2] = PointerGetDatum(attribute);
 	values[3] = valid;
 	MemtxExec(MemtxPlan(&plan,
-						"SELECT r.id FROM memtx.records r "
-						"WHERE memtx.slot_digest(r.namespace, r.entity, r.attribute) "
-						"      = memtx.slot_digest($1, $2, $3) "
-						"  AND r.namespace = $1 AND r.entity = $2 AND r.attribute = $3 "
-						"  AND memtx.is_active(r.state) AND r.valid && $4 ORDER BY r.id",
+						"SELECT h.id FROM memtx.head_set($1, $2, $3, $4) h ORDER BY h.id",
 						4, types),
 			  values, NULL, 2);
 	if (SPI_processed > 1)

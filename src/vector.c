@@ -17,7 +17,7 @@
  * memtx.recall_similar is memtx.read by similarity, like memtx.recall by
  * relevance: VisReadBegin's preconditions, VisVisibleMany's one definition
  * of what a transaction sees, ReadSetJoin for the read set, and the batched
- * cursor of RetrievalScan (recall.c) that keeps the visible rows and
+ * cursor of VisScan (visscan.c) that keeps the visible rows and
  * stops at k.  Its candidates come from the model's HNSW index
  * (memtx.embedding_model_index: a partial index on the embedding cast to the
  * model's dimensions, WHERE model = the model), through a query that states
@@ -30,7 +30,7 @@
  * the vector, namespace, prefix and instant are parameters.
  *
  * The visibility filter runs inside the index scan.  The cursor pulls rows
- * from the index as RetrievalScan asks for batches; with
+ * from the index as VisScan asks for batches; with
  * hnsw.iterative_scan on (the function sets it), pgvector's scan goes on
  * past hnsw.ef_search candidates for as long as rows are asked for, so a
  * store where most embeddings are invisible to the caller still yields k
@@ -65,7 +65,7 @@
  *
  * Hybrid.  With a text query, the vector list (the k nearest visible rows)
  * and the text list (memtx.recall's k best visible matches, through
- * RetrievalTextOpen and RetrievalScan) are fused by reciprocal rank: score
+ * RetrievalTextOpen and VisScan) are fused by reciprocal rank: score
  * = Σ 1/(60 + position), positions from 1 in each list, a list that does
  * not hold a row contributing nothing; rank is that score, descending,
  * then id; distance is NULL for a row only the text matched.  Without a
@@ -454,7 +454,7 @@ VectorNearest(MemtxTxn *t, const VectorModel *m, Oid vtype, FunctionCallInfo fci
 	if (portal == NULL)
 		elog(ERROR, "SPI_cursor_open failed: %s", SPI_result_code_string(SPI_result));
 	/* batches of k + 1 rows first: the row after the k-th ends the list */
-	(void) RetrievalScan(t, portal, list->k + 1, VectorNearestEmit, list);
+	(void) VisScan(t, portal, list->k + 1, RECALL_MAX_BATCH, VectorNearestEmit, list);
 	if (list->n < list->k)
 	{
 		/* the index gave out first: search the namespace's embeddings exactly */
@@ -462,7 +462,7 @@ VectorNearest(MemtxTxn *t, const VectorModel *m, Oid vtype, FunctionCallInfo fci
 		portal = SPI_cursor_open(NULL, plans->exact, values, nulls, false);
 		if (portal == NULL)
 			elog(ERROR, "SPI_cursor_open failed: %s", SPI_result_code_string(SPI_result));
-		(void) RetrievalScan(t, portal, list->k + 1, VectorNearestEmit, list);
+		(void) VisScan(t, portal, list->k + 1, RECALL_MAX_BATCH, VectorNearestEmit, list);
 	}
 	qsort(list->hits, list->n, sizeof(VectorHit), VectorCompareDistance);
 	list->n = Min(list->n, list->k);
@@ -561,10 +561,10 @@ memtx_recall_similar(PG_FUNCTION_ARGS)
 	VectorNearest(t, &m, vtype, fcinfo, &vec);
 	VectorListInit(&text, k);
 	if (query != NULL && query->size > 0)
-		(void) RetrievalScan(t, RetrievalTextOpen(t->namespace, query,
-												  PG_GETARG_DATUM(4), PG_ARGISNULL(4),
-												  PG_GETARG_DATUM(6), PG_ARGISNULL(6)),
-							 k, VectorTextEmit, &text);
+		(void) VisScan(t, RetrievalTextOpen(t->namespace, query,
+											PG_GETARG_DATUM(4), PG_ARGISNULL(4),
+											PG_GETARG_DATUM(6), PG_ARGISNULL(6)),
+					   k, RECALL_MAX_BATCH, VectorTextEmit, &text);
 
 	rows = palloc(sizeof(VectorHit) * (vec.n + text.n + 1));
 	nrows = Min(VectorFuse(&vec, &text, rows), k);

@@ -68,7 +68,7 @@ VisAncestryStable(Datum *ids, int n, int64 txid, bool causal, bool *ok)
 						"       CASE WHEN y.wrong OR y.rivalled THEN 1 END, y.rivalled "
 						"  FROM u CROSS JOIN LATERAL ("
 						"    SELECT NOT memtx.is_active(a.state) OR ($3 AND EXISTS ("
-						"             SELECT 1 FROM memtx.revocation_registry rr WHERE rr.record_id = a.id))"
+						"             SELECT FROM memtx.retracted rt WHERE rt.id = a.id))"
 						"           AS wrong,"
 						"           $3 AND EXISTS ("
 						"             SELECT 1 FROM memtx.records x"

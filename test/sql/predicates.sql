@@ -87,3 +87,14 @@ SELECT pg_temp.plan(q) NOT LIKE '%Hash Join%' AND pg_temp.plan(q) NOT LIKE '%Mer
                ('SELECT x FROM memtx.descendants_of(ARRAY[1, 2]) x'),
                ('SELECT x FROM memtx.ancestors(1) x'), ('SELECT x FROM memtx.descendants(1) x')) v(q);
 RESET enable_nestloop;
+-- a kind is a view (a cascade quarantines it) by memtx.is_view_kind alone
+SELECT k, memtx.is_view_kind(k) AS view FROM unnest(enum_range(NULL::memtx.kind)) k;
+-- the head set of SPEC §10, one definition for commit, resolve, propose and restore, is
+-- inlined where they call it: by content (parameters) and by a record's own columns
+SELECT pg_temp.plan(q) NOT LIKE '%Function Scan%' AS inlined
+  FROM (VALUES ('SELECT h.id FROM memtx.head_set(''n'', ''e'', ''a'', NULL) h'),
+               ('SELECT h.id FROM memtx.records c CROSS JOIN LATERAL '
+                'memtx.head_set(c.namespace, c.entity, c.attribute, c.valid) h WHERE c.id = 1')) v(q);
+-- "retracted" is a view: a probe by id reaches both of its arms, the records and the registry
+SELECT pg_temp.plan('SELECT EXISTS (SELECT FROM memtx.retracted x WHERE x.id = 1)')
+       LIKE '%records%revocation_registry%' AS both_arms;
