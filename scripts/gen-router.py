@@ -101,6 +101,8 @@ NOT_ROUTED = {
     "can_read": "internal: row-level security predicate",
     "is_active": "internal: protocol predicate inlined into node queries",
     "rivals": "internal: protocol predicate inlined into node queries",
+    "head_set": "internal: the head set of a slot (SPEC §10), inlined into node queries",
+    "is_view_kind": "internal: protocol predicate inlined into node queries",
     "legal_transition": "internal: the lifecycle relation",
     "lifecycle_guard": "internal: trigger",
     "happened_before": "internal: snapshot predicate",
@@ -128,7 +130,8 @@ NOT_ROUTED = {
 # sum of every node's counters (bigint columns summed, jsonb objects of
 # counts merged key by key), or local: the same view as on the nodes (a
 # constant list, the same on every node).
-VIEWS = {"stats": "sum", "in_flight": "union", "review_queue": "union", "invariants": "local"}
+VIEWS = {"stats": "sum", "in_flight": "union", "review_queue": "union", "invariants": "local",
+         "retracted": "union"}
 
 
 class GenError(Exception):

@@ -1639,6 +1639,44 @@ CREATE VIEW memtx.invariants (code, name, spec_section, description) AS
    FROM (VALUES ('I1'::text,'action-safety gating'::text,'§5, §8'::text,'every allowed irreversible action was allowed under §5 at the moment it was recorded: no record the gate''s snapshot could see was still unsettled in it, and the logged gate saw no blockers'::text), ('I2'::text,'cascade-repair completeness'::text,'§6, §8'::text,'no transitive descendant of a retracted record is active, or tentative since before the retraction; every view quarantined by a cascade is in the registry; every tool_action descendant carries a compensated or leaked entry'::text), ('G3'::text,'no active record with a retracted ancestor'::text,'§8'::text,'no active record has a revoked, or registry-listed, transitive ancestor'::text), ('I4'::text,'single truth'::text,'§4, §8'::text,'no two active records share a slot with overlapping validity and different values'::text), ('I5'::text,'no commit by a fenced epoch'::text,'§12'::text,'no record of a transaction opened under a writer epoch became committed after the fence that ended that epoch'::text), ('I6'::text,'one receipt per disposition'::text,'§11'::text,'every terminal disposition the store records (memtx.dispositions) has exactly one receipt, and no receipt names a disposition the store does not record'::text), ('I7'::text,'the receipt chain verifies'::text,'§11, §17'::text,'each namespace''s chained receipts verify (links, hashes, columns, subjects, digests), and so do the record states they anchor and every erasure, as memtx.verify_receipts judges them'::text), ('I8'::text,'a proposal id is bound once'::text,'§10, §17'::text,'no agent''s proposal id is bound to two records of a namespace'::text)) "*VALUES*";
 COMMENT ON VIEW memtx.invariants IS 'the invariants check_invariants recomputes: code (its column invariant), name, SPEC section, description (router: the same as on the nodes)';
 
+CREATE FUNCTION memtx_router.retracted_on(memtx_router_node integer)
+    RETURNS TABLE (id bigint, namespace text)
+    LANGUAGE plproxy VOLATILE
+AS $plproxy$
+    CLUSTER 'memtx_nodes';
+    RUN ON $1;
+    SELECT * FROM memtx.retracted;
+$plproxy$;
+COMMENT ON FUNCTION memtx_router.retracted_on(integer) IS 'the rows of memtx.retracted on one node';
+CREATE FUNCTION memtx_router.node_retracted()
+    RETURNS TABLE (node integer, id bigint, namespace text)
+    LANGUAGE plpgsql VOLATILE
+AS $body$
+DECLARE
+    memtx_router_state text;
+    memtx_router_message text;
+    memtx_router_detail text;
+    memtx_router_hint text;
+    memtx_router_node integer;
+BEGIN
+    IF session_user <> current_user THEN PERFORM memtx_router.check_caller(); END IF;
+    FOR memtx_router_node IN 0 .. memtx_router.node_count() - 1 LOOP
+        BEGIN
+            RETURN QUERY SELECT memtx_router_node, v.* FROM memtx_router.retracted_on(memtx_router_node) v;
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS memtx_router_state = RETURNED_SQLSTATE, memtx_router_message = MESSAGE_TEXT,
+                memtx_router_detail = PG_EXCEPTION_DETAIL, memtx_router_hint = PG_EXCEPTION_HINT;
+            PERFORM memtx_router.raise_node_error(memtx_router_node, memtx_router_state, memtx_router_message,
+                                                  memtx_router_detail, memtx_router_hint);
+        END;
+    END LOOP;
+END
+$body$;
+COMMENT ON FUNCTION memtx_router.node_retracted() IS 'the rows of memtx.retracted of every node, with the node''s number';
+CREATE VIEW memtx.retracted WITH (security_invoker = true) AS
+SELECT n.id, n.namespace FROM memtx_router.node_retracted() n;
+COMMENT ON VIEW memtx.retracted IS 'the retracted records: revoked, or in the revocation registry (a record may appear twice) (router: every node''s rows)';
+
 CREATE FUNCTION memtx_router.review_queue_on(memtx_router_node integer)
     RETURNS TABLE (record_id bigint, tx_id bigint, namespace text, entity text, attribute text, value jsonb, rival_ids bigint[])
     LANGUAGE plproxy VOLATILE
@@ -1746,9 +1784,11 @@ BEGIN ATOMIC
         ('memtx.dispositions()', 'internal: the checker''s list of dispositions'),
         ('memtx.enum_labels()', 'the enum labels compiled into a node''s library (catalog lint)'),
         ('memtx.happened_before(xid8,bigint,pg_snapshot,xid8,bigint)', 'internal: snapshot predicate'),
+        ('memtx.head_set(text,text,text,tstzrange)', 'internal: the head set of a slot (SPEC §10), inlined into node queries'),
         ('memtx.history_write()', 'internal: trigger'),
         ('memtx.is_active(memtx.state)', 'internal: protocol predicate inlined into node queries'),
         ('memtx.is_tool_name(text)', 'internal: tool name rule'),
+        ('memtx.is_view_kind(memtx.kind)', 'internal: protocol predicate inlined into node queries'),
         ('memtx.lease_expired(timestamp with time zone,xid8)', 'internal: the expiry predicate of a node''s transactions'),
         ('memtx.legal_transition(memtx.state,memtx.state)', 'internal: the lifecycle relation'),
         ('memtx.lifecycle_guard()', 'internal: trigger'),
