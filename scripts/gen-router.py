@@ -118,6 +118,7 @@ NOT_ROUTED = {
     "dispositions": "internal: the checker's list of dispositions",
     "receipt_problems": "internal: the receipt checker",
     "reference_check": "internal: trigger",
+    "reference_check_inserted": "internal: trigger",
     "reference_guard": "internal: trigger",
     "copying_into": "internal: trigger helper",
     "lease_expired": "internal: the expiry predicate of a node's transactions",

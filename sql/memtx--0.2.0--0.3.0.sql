@@ -947,3 +947,54 @@ CREATE VIEW memtx.retracted WITH (security_invoker = true) AS
 COMMENT ON VIEW memtx.retracted IS 'the retracted records: revoked, or in the revocation registry (a record may appear twice)';
 REVOKE ALL ON memtx.retracted FROM PUBLIC;
 GRANT SELECT ON memtx.retracted TO PUBLIC;
+
+-- §1, §3 References between tables (issue 31: batches set-wise).  The
+-- transaction an inserted record names is checked once per INSERT statement
+-- over its new rows (memtx.reference_check_inserted) instead of by a
+-- plpgsql call per row; records_references keeps checking updates of
+-- tx_id and namespace row by row.
+-- The referencing side for rows inserted into memtx.records, once per
+-- statement: what reference_check checks row by row (the transaction named
+-- exists in the row's namespace, locked FOR KEY SHARE), over the statement's
+-- new rows at once, so a batch of records (memtx.stage_many) runs one query
+-- instead of one trigger call and one query per record.  It runs after the
+-- rows are in the table, within the statement: a missing transaction
+-- refuses the statement whole, with reference_check's error for the first
+-- such row.  The transactions are locked in id order.
+CREATE FUNCTION memtx.reference_check_inserted() RETURNS trigger
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    locked  bigint;
+    missing record;
+BEGIN
+    SELECT count(*) INTO locked
+      FROM (SELECT FROM memtx.transactions t
+             WHERE (t.id, t.namespace) IN (SELECT n.tx_id, n.namespace FROM new_rows n)
+             ORDER BY t.id FOR KEY SHARE OF t) l;
+    -- as many as the rows name (a batch names one): none is missing
+    IF locked = (SELECT count(*) FROM (SELECT DISTINCT n.tx_id, n.namespace FROM new_rows n) d)
+       OR memtx.copying_into(TG_RELID) THEN
+        RETURN NULL;
+    END IF;
+    SELECT n.tx_id, n.namespace INTO missing
+      FROM new_rows n
+     WHERE NOT EXISTS (SELECT FROM memtx.transactions t WHERE t.id = n.tx_id AND t.namespace = n.namespace)
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation',
+            MESSAGE = format('a row of %s names transaction %s, which does not exist in namespace %s',
+                             TG_TABLE_NAME, missing.tx_id, missing.namespace);
+    END IF;
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION memtx.reference_check_inserted() IS 'trigger: the transactions the rows an INSERT put into memtx.records name must exist, checked once per statement (rows loaded by COPY FROM excepted)';
+
+REVOKE ALL ON FUNCTION memtx.reference_check_inserted() FROM PUBLIC;
+DROP TRIGGER records_references ON memtx.records;
+CREATE TRIGGER records_references BEFORE UPDATE OF tx_id, namespace ON memtx.records
+    FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
+CREATE TRIGGER records_references_inserted AFTER INSERT ON memtx.records
+    REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION memtx.reference_check_inserted();

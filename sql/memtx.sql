@@ -2132,6 +2132,44 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION memtx.reference_check() IS 'trigger: the transaction and records a row names must exist (rows loaded by COPY FROM, as pg_restore loads them, excepted)';
 
+-- The referencing side for rows inserted into memtx.records, once per
+-- statement: what reference_check checks row by row (the transaction named
+-- exists in the row's namespace, locked FOR KEY SHARE), over the statement's
+-- new rows at once, so a batch of records (memtx.stage_many) runs one query
+-- instead of one trigger call and one query per record.  It runs after the
+-- rows are in the table, within the statement: a missing transaction
+-- refuses the statement whole, with reference_check's error for the first
+-- such row.  The transactions are locked in id order.
+CREATE FUNCTION memtx.reference_check_inserted() RETURNS trigger
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    locked  bigint;
+    missing record;
+BEGIN
+    SELECT count(*) INTO locked
+      FROM (SELECT FROM memtx.transactions t
+             WHERE (t.id, t.namespace) IN (SELECT n.tx_id, n.namespace FROM new_rows n)
+             ORDER BY t.id FOR KEY SHARE OF t) l;
+    -- as many as the rows name (a batch names one): none is missing
+    IF locked = (SELECT count(*) FROM (SELECT DISTINCT n.tx_id, n.namespace FROM new_rows n) d)
+       OR memtx.copying_into(TG_RELID) THEN
+        RETURN NULL;
+    END IF;
+    SELECT n.tx_id, n.namespace INTO missing
+      FROM new_rows n
+     WHERE NOT EXISTS (SELECT FROM memtx.transactions t WHERE t.id = n.tx_id AND t.namespace = n.namespace)
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation',
+            MESSAGE = format('a row of %s names transaction %s, which does not exist in namespace %s',
+                             TG_TABLE_NAME, missing.tx_id, missing.namespace);
+    END IF;
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION memtx.reference_check_inserted() IS 'trigger: the transactions the rows an INSERT put into memtx.records name must exist, checked once per statement (rows loaded by COPY FROM excepted)';
+
 -- Whether this backend is running COPY FROM into the table: the one write
 -- the reference triggers let through unchecked.  C (src/references.c): it
 -- reads the backend's own COPY progress report, the row of
@@ -2193,11 +2231,15 @@ COMMENT ON FUNCTION memtx.reference_guard() IS 'trigger: a transaction or record
 
 -- trigger functions: fired by the tables, called by no one
 REVOKE ALL ON FUNCTION memtx.reference_check() FROM PUBLIC;
+REVOKE ALL ON FUNCTION memtx.reference_check_inserted() FROM PUBLIC;
 REVOKE ALL ON FUNCTION memtx.reference_guard() FROM PUBLIC;
 REVOKE ALL ON FUNCTION memtx.copying_into(oid) FROM PUBLIC;
 
-CREATE TRIGGER records_references BEFORE INSERT OR UPDATE OF tx_id, namespace ON memtx.records
+CREATE TRIGGER records_references BEFORE UPDATE OF tx_id, namespace ON memtx.records
     FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
+CREATE TRIGGER records_references_inserted AFTER INSERT ON memtx.records
+    REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION memtx.reference_check_inserted();
 CREATE TRIGGER edges_references BEFORE INSERT OR UPDATE OF child, parent, namespace ON memtx.edges
     FOR EACH ROW EXECUTE FUNCTION memtx.reference_check();
 CREATE TRIGGER read_set_references BEFORE INSERT OR UPDATE OF tx_id, namespace ON memtx.read_set

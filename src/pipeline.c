@@ -151,13 +151,39 @@ PipelineIdList(Datum *ids, int n)
 }
 
 /*
+ * Rivals whose supersession waits for the end of a commit's run, to be
+ * superseded there in one statement (PipelineAdmitAll).
+ */
+typedef struct PipelineRivals
+{
+	Datum	   *ids;
+	int			n;
+	int			cap;
+} PipelineRivals;
+
+static void
+PipelineRivalsAdd(PipelineRivals *later, const Datum *ids, int n)
+{
+	if (later->n + n > later->cap)
+	{
+		later->cap = Max(later->cap * 2, later->n + n + 16);
+		later->ids = later->ids == NULL ? palloc(sizeof(Datum) * later->cap)
+			: repalloc(later->ids, sizeof(Datum) * later->cap);
+	}
+	memcpy(later->ids + later->n, ids, sizeof(Datum) * n);
+	later->n += n;
+}
+
+/*
  * Run the four checks on one staged record; returns MR_NONE when it passes,
- * promoted unless defer (the caller promotes it later, with others).
- * *checks is how many checks it passed, *superseded the ids it superseded.
+ * promoted unless defer (the caller promotes it later, with others).  Its
+ * rivals are superseded at once, or added to later when that is given (the
+ * caller supersedes them before it promotes).  *checks is how many checks
+ * it passed, *superseded the ids it superseded.
  */
 static MemtxReason
 PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, bool defer,
-			  ConflictMemo *memo, int32 *checks, char **superseded)
+			  ConflictMemo *memo, PipelineRivals *later, int32 *checks, char **superseded)
 {
 	ConflictResult cr;
 
@@ -185,7 +211,10 @@ PipelineAdmit(MemtxTxn *t, MemtxRec *rec, bool valid_now, bool provenance, bool 
 
 	*checks = 4;
 	*superseded = PipelineIdList(cr.supersede, cr.nsupersede);
-	ConflictSupersede(cr.supersede, cr.nsupersede);
+	if (later != NULL)
+		PipelineRivalsAdd(later, cr.supersede, cr.nsupersede);
+	else
+		ConflictSupersede(cr.supersede, cr.nsupersede);
 	if (!defer)
 		PipelinePromote(&rec->id, 1, t->tier == MT_EXTERNAL_ACTION, true);
 	return MR_NONE;
@@ -377,6 +406,18 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 	int64	   *deferred = palloc(sizeof(int64) * (n + 1));
 	int			nsettled = 0;
 	int			ndeferred = 0;
+	PipelineRivals later = {NULL, 0, 0};
+	bool		rivals_wait = true;
+
+	/*
+	 * A deferred record's rivals are on its slot, which no later record of
+	 * the run has, so only a later record's parents and read set could see
+	 * them (checks 3a-3c and 4): when no record of the run has provenance,
+	 * the rivals of all deferred records are superseded in one statement,
+	 * just before their promotion, instead of one statement per record.
+	 */
+	for (uint64 i = 0; i < n && rivals_wait; i++)
+		rivals_wait = !provenance[i];
 
 	for (uint64 i = 0; i < n; i++)
 	{
@@ -386,6 +427,7 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 		if (repair_actions && !PipelineStillTentative(recs[i].id))
 			continue;
 		reason = PipelineAdmit(t, &recs[i], valid_now[i], provenance[i], defer[i], memo,
+							   defer[i] && rivals_wait ? &later : NULL,
 							   &checks[nsettled], &superseded[nsettled]);
 		settled[nsettled++] = recs[i].id;
 		if (reason == MR_NONE)
@@ -400,6 +442,7 @@ PipelineAdmitAll(MemtxTxn *t, MemtxRec *recs, bool *valid_now, bool *provenance,
 		if (reason == MR_NEEDS_REVIEW)
 			MemtxNotify("review", t->id, recs[i].id, MemtxReasonName(reason), 0);
 	}
+	ConflictSupersede(later.ids, later.n);
 	PipelinePromote(deferred, ndeferred, t->tier == MT_EXTERNAL_ACTION, true);
 	FaultPoint("commit:admitted");
 	/* the receipts of this call's settlements, in staging order */
@@ -476,7 +519,7 @@ PipelineAdmitPending(MemtxTxn *t, MemtxRec *rec, PipelineVerdict *v)
 									 TimestampTzGetDatum(MemtxNow()));
 	/* a fresh transaction has read nothing */
 	provenance = ArrayGetNItems(ARR_NDIM(rec->parents), ARR_DIMS(rec->parents)) > 0;
-	v->reason = PipelineAdmit(t, rec, valid_now, provenance, true, ConflictMemoCreate(),
+	v->reason = PipelineAdmit(t, rec, valid_now, provenance, true, ConflictMemoCreate(), NULL,
 							  &v->checks, &v->superseded);
 	if (v->reason != MR_NONE)
 		v->state = MS_QUARANTINED;

@@ -13,7 +13,8 @@ SELECT conrelid::regclass AS table_with_foreign_key, conname
 -- every reference has its trigger, on both sides
 SELECT tgrelid::regclass AS "table", tgname, tgfoid::regproc AS function
   FROM pg_trigger
- WHERE tgfoid IN ('memtx.reference_check'::regproc, 'memtx.reference_guard'::regproc)
+ WHERE tgfoid IN ('memtx.reference_check'::regproc, 'memtx.reference_check_inserted'::regproc,
+                  'memtx.reference_guard'::regproc)
  ORDER BY 1::text, 2;
 
 SELECT memtx.begin() AS tx \gset
@@ -23,6 +24,15 @@ SELECT memtx.stage(:tx, 'order:1', 'summary', '"yes"', kind => 'summary', derive
 -- the referencing side: a row naming a missing transaction or record is refused
 SELECT pg_temp.try(format($$INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, authority, confidence, owner, staged_xid, staged_pos)
                             VALUES (%s, 'default', 'e', 'a', '1', 0.5, 1, current_user, pg_current_xact_id(), 0)$$, :tx + 100));
+-- records are checked once per INSERT statement: a statement whose second row names a
+-- missing transaction is refused whole, naming that row's transaction
+SELECT count(*) AS records_before FROM memtx.records \gset
+SELECT pg_temp.try(format($$INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, authority, confidence, owner, staged_xid, staged_pos)
+                            VALUES (%s, 'default', 'e', 'a', '1', 0.5, 1, current_user, pg_current_xact_id(), 0),
+                                   (%s, 'default', 'e', 'b', '1', 0.5, 1, current_user, pg_current_xact_id(), 0)$$, :tx, :tx + 200));
+SELECT pg_temp.try(format($$INSERT INTO memtx.records (tx_id, namespace, entity, attribute, value, authority, confidence, owner, staged_xid, staged_pos)
+                            VALUES (%s, 'other', 'e', 'a', '1', 0.5, 1, current_user, pg_current_xact_id(), 0)$$, :tx));
+SELECT count(*) - :records_before AS records_written FROM memtx.records;
 SELECT pg_temp.try(format('INSERT INTO memtx.edges VALUES (%s, %s, %L)', :b + 100, :a, 'default'));
 SELECT pg_temp.try(format('INSERT INTO memtx.edges VALUES (%s, 0, %L)', :b, 'default'));
 SELECT pg_temp.try(format('INSERT INTO memtx.read_set VALUES (%s, %s, %L)', :tx + 100, :a, 'default'));
