@@ -1801,6 +1801,7 @@ BEGIN ATOMIC
         ('memtx.receipt_problems(text)', 'internal: the receipt checker'),
         ('memtx.receipts_guard()', 'internal: trigger'),
         ('memtx.reference_check()', 'internal: trigger'),
+        ('memtx.reference_check_inserted()', 'internal: trigger'),
         ('memtx.reference_guard()', 'internal: trigger'),
         ('memtx.require_namespace_reader(text)', 'internal: the membership check read_as_of makes on its node'),
         ('memtx.rivals(text,text,text,tstzrange,jsonb,text,text,text,tstzrange,jsonb)', 'internal: protocol predicate inlined into node queries'),
