@@ -1596,10 +1596,12 @@ class Generator:
                  expected_head=None, valid=None, confidence=1.0,
                  scope="public", readers=None)
         yield v
-        yield {"op": "commit", "caller": a, "tx": t["label"]}
+        # the action in the open transaction (a closed one refuses it), so
+        # that the erasure below has a tool action and its args to erase
         act = self.act(base, None, inputs=[p["label"]],
                        tool=rnd.choice(("note", "refund")))
         yield act
+        yield {"op": "commit", "caller": a, "tx": t["label"]}
         at = self.m.now
         if rnd.random() < 0.4:
             # §13: erasing a tool action nulls its args in the action log
