@@ -45,16 +45,19 @@
  *
  * Reads.  get is one statement, `memtx.lookup` of the slot (active
  * records readable by the role, no transaction) with the item's dates,
- * prepared once per connection; it writes nothing.  A search without a
- * query and listNamespaces read the store's active records under row-level
- * security with the same predicate (`memtx.is_active`) and write nothing.
- * A search with a query is `memtx.recall` in a memtx transaction of its
- * own, begun, recalled and committed empty by one statement (prepared once
- * per connection when the search has no filter); it stages
- * nothing, so when it runs alone (not in a batch) its SQL transaction
- * commits without waiting for its WAL flush (`synchronous_commit = off`
- * for that transaction only): a crash can lose only the record of a
- * transaction that changed no belief.
+ * prepared once per connection; it writes nothing.  A search and
+ * listNamespaces read the store's active records under row-level security
+ * with the same predicate (`memtx.is_active`) and write nothing either, so
+ * every read of the store sees the same items and runs on a hot standby.  A
+ * search with a query matches recall's document (`memtx.recall_document`,
+ * through recall's GIN index) and ranks as `memtx.recall` does (ts_rank of
+ * websearch_to_tsquery('english', query)); it is one statement, prepared
+ * once per connection when the search has no filter.  It is not a
+ * `memtx.recall` in a memtx transaction: a LangGraph search stages nothing
+ * that a read set could protect, and recall's isolation levels (SPEC §3:
+ * the role's tier, verified_read by default, hides a record with an
+ * inactive ancestor; causally_stable_read one with a rival in flight)
+ * would hide from a search items that get returns.
  * Search modes are PostgresStore's: `text`, and `auto` (text without a
  * vector index); `vector` and `hybrid` need the store's `index` option (as
  * PostgresStore's: src/store-vector.js, over memtx_vector; a vector or
@@ -91,8 +94,6 @@ export class PutRefused extends MemtxError {
 
 const SEPARATOR = ':';
 const DELETE_NOTE = 'deleted through the LangGraph store';
-// recall's largest k (SPEC §14): a query search ranks at most this many matches
-const RECALL_MAX = 1000;
 // the reasons of a put that lost a race, which the conflict policy may retry
 const CONFLICTS = new Set(['stale_late_write', 'stale_head']);
 const VECTOR_REFUSED = 'Vector search requested but not configured. '
@@ -422,7 +423,7 @@ export class MemtxStore extends BaseStore {
   async #run(q, op, alone = false) {
     if ('namespacePrefix' in op) {
       if (!op.query) return this.#list(q, op);
-      return this.index?.isVectorMode(op) ? this.index.search(q, this.namespace, op, alone) : this.#recall(q, op, alone);
+      return this.index?.isVectorMode(op) ? this.index.search(q, this.namespace, op, alone) : this.#match(q, op);
     }
     if ('matchConditions' in op || !('key' in op)) return this.#namespaces(q, op);
     if (!('value' in op)) return this.#get(q, op);
@@ -494,44 +495,40 @@ export class MemtxStore extends BaseStore {
   }
 
   /**
-   * A search with a query: memtx.recall's ranking, best first, filtered and
-   * paged, in a memtx transaction of its own, all in one statement: begin,
-   * recall, commit (which waits for every recalled row), then the page.
+   * A search with a query: the active records under the prefix whose recall
+   * document (memtx.recall_document, SPEC §14: the words memtx.recall
+   * matches, served by its GIN index) matches the query, ranked by
+   * ts_rank as recall ranks, best first, filtered and paged; one
+   * statement that writes nothing, like get and a search without a query.
    * @param {Queryable} q
    * @param {import('@langchain/langgraph-checkpoint').SearchOperation & { query: string }} op
-   * @param {boolean} alone whether the statement is its own SQL transaction
    */
-  async #recall(q, { namespacePrefix, query, filter, limit = 10, offset = 0 }, alone) {
-    const k = filter && Object.keys(filter).length ? RECALL_MAX : Math.min(RECALL_MAX, offset + limit);
-    const params = [this.namespace, query, k, encodeNamespace(namespacePrefix), alone];
-    const where = filterSql(filter, params, 'h.value');
+  async #match(q, { namespacePrefix, query, filter, limit = 10, offset = 0 }) {
+    const params = /** @type {unknown[]} */ ([this.namespace, query, encodeNamespace(namespacePrefix)]);
+    const where = filterSql(filter, params, 'r.value');
     params.push(limit, offset);
-    const text = `WITH tx AS MATERIALIZED (
-         SELECT memtx.begin(namespace => $1::text) AS id,
-                -- a search stages nothing: alone, its SQL transaction need not wait for the WAL flush
-                CASE WHEN $5::boolean THEN pg_catalog.set_config('synchronous_commit', 'off', true) END AS async),
-       hits AS MATERIALIZED (
-         SELECT h.* FROM tx, memtx.recall(tx => tx.id, query => $2::text, k => $3::integer,
-                                          entity_prefix => $4::text, valid_at => memtx.now()) h),
-       -- commit's argument waits for every recalled row
-       closed AS MATERIALIZED (
-         SELECT count(*) AS n FROM tx, LATERAL (SELECT count(*) AS n FROM hits) seen,
-                LATERAL memtx.commit(CASE WHEN seen.n >= 0 THEN tx.id END) c)
-       SELECT page.* FROM closed LEFT JOIN LATERAL (
-         SELECT * FROM (
-           SELECT DISTINCT ON (h.entity, h.attribute) h.record_id, h.entity, h.attribute, h.value,
-                  h.rank AS score, r.created_at AS updated_at, ${CREATED_AT} AS created_at
-             FROM hits h JOIN memtx.records r ON r.id = h.record_id
-            WHERE ${where}
-            ORDER BY h.entity, h.attribute, h.record_id DESC) best
-          ORDER BY score DESC, record_id
-          LIMIT $${params.length - 1} OFFSET $${params.length}) page ON closed.n >= 0`;
-    // without a filter the text is always the same: prepared once per connection, it is not planned
-    // again on every call (planning this statement costs about as much as PostgresStore's whole search);
-    // a filter's SQL varies with its keys and operators, so it stays unnamed
+    // the query and the clock computed once (a materialized CTE), not per row; the dates only for the page
+    const text = `WITH q AS MATERIALIZED (SELECT websearch_to_tsquery('english', $2::text) AS q, memtx.now() AS now)
+     SELECT page.record_id, page.entity, page.attribute, page.value, page.score, page.updated_at,
+                         ${CREATED_AT} AS created_at
+       FROM (SELECT * FROM (
+               SELECT DISTINCT ON (r.entity, r.attribute) r.id AS record_id, r.entity, r.attribute, r.value,
+                      ts_rank(memtx.recall_document(r.entity, r.attribute, r.value), q.q) AS score,
+                      r.created_at AS updated_at
+                 FROM q, memtx.records r
+                WHERE memtx.recall_document(r.entity, r.attribute, r.value) @@ q.q
+                  AND r.namespace = $1 AND memtx.is_active(r.state) AND starts_with(r.entity, $3)
+                  AND r.valid @> q.now AND ${where}
+                ORDER BY r.entity, r.attribute, r.id DESC) best
+              ORDER BY score DESC, record_id
+              LIMIT $${params.length - 1} OFFSET $${params.length}) page
+       JOIN memtx.records r ON r.id = page.record_id
+      ORDER BY page.score DESC, page.record_id`;
+    // without a filter the text is always the same: prepared once per connection, it is parsed and
+    // rewritten once (the server still plans it per call while its custom plans cost less than the
+    // generic one); a filter's SQL varies with its keys and operators, so it stays unnamed
     const { rows } = await q.query(where === 'true' ? { name: 'memtx_store_search', text, values: params } : { text, values: params });
-    // no match: the one row of the commit, with no item
-    return rows.filter((row) => row.record_id !== null).map((row) => toItem(row, true));
+    return rows.map((row) => toItem(row, true));
   }
 
   /** @param {Queryable} q @param {import('@langchain/langgraph-checkpoint').ListNamespacesOperation} op */

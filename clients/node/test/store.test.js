@@ -679,43 +679,44 @@ test('a put is one round trip (a prepared memtx.propose), a get one (a prepared 
   }
 });
 
-test('a search with a query is a memtx transaction committed empty, and alone its commit does not wait for the WAL', async () => {
-  const store = new MemtxStore({ pool, namespace: 'langgraph_search_tx' });
+test('a search with a query writes nothing and finds what get finds, whatever the role\'s tier', async () => {
+  const store = new MemtxStore({ pool, namespace: 'langgraph_search_reads' });
   await store.put(['docs'], 'a', { text: 'postgres rocks' });
-  const before = (await pool.query("SELECT count(*)::int AS n FROM memtx.transactions WHERE namespace = 'langgraph_search_tx'")).rows[0].n;
-  assert.deepEqual((await store.search(['docs'], { query: 'postgres' })).map((i) => i.key), ['a']);
-  assert.deepEqual(await store.search(['docs'], { query: 'nothing matches' }), []);
-  const { rows } = await pool.query(`SELECT status::text, (SELECT count(*)::int FROM memtx.records r WHERE r.tx_id = t.id) AS staged
-    FROM memtx.transactions t WHERE namespace = 'langgraph_search_tx' ORDER BY id OFFSET $1`, [before]);
-  assert.deepEqual(rows, [{ status: 'committed', staged: 0 }, { status: 'committed', staged: 0 }]);
-  // alone, the search's statement turns synchronous_commit off for its own SQL transaction: run in an
-  // explicit one, the setting holds until its end; the session's setting is untouched; in a batch it is not asked
-  const noting = notingPool();
-  await new MemtxStore({ pool: /** @type {any} */ (noting), namespace: 'langgraph_search_tx' }).search(['docs'], { query: 'postgres' });
-  const single = new pg.Pool({ database, max: 1 });
+  await store.put(['docs'], 'b', { text: 'postgres rolls' });
+  const transactions = async () => (await pool.query(
+    "SELECT count(*)::int AS n FROM memtx.transactions WHERE namespace = 'langgraph_search_reads'")).rows[0].n;
+  const before = await transactions();
+  // a rival of item a staged by another writer and left in flight
+  const tx = (await pool.query("SELECT memtx.begin(namespace => 'langgraph_search_reads') AS tx")).rows[0].tx;
+  await pool.query(`SELECT memtx.stage($1, $2, 'a', '{"text": "pending"}')`, [tx, encodeNamespace(['docs'])]);
+  // a role of tier high reads at causally_stable_read, where a record with a rival in flight is not shown
+  const high = new pg.Pool({ database, max: 1, options: '-c memtx.default_tier=high' });
   try {
-    const alone = new MemtxStore({ pool: single, namespace: 'langgraph_search_tx' });
-    await alone.search(['docs'], { query: 'postgres' });
-    assert.equal((await single.query('SHOW synchronous_commit')).rows[0].synchronous_commit, 'on');
-    const client = await single.connect();
+    const reader = new MemtxStore({ pool: high, namespace: 'langgraph_search_reads' });
+    assert.equal((await reader.get(['docs'], 'a')).value.text, 'postgres rocks');
+    assert.deepEqual(sorted((await reader.search(['docs'], { query: 'postgres' })).map((i) => i.key)), ['a', 'b']);
+    assert.deepEqual(sorted((await reader.search(['docs'], { query: 'rocks', filter: { text: 'postgres rocks' } }))
+      .map((i) => i.key)), ['a']);
+    assert.deepEqual(await reader.search(['docs'], { query: 'nothing matches' }), []);
+    assert.deepEqual(await reader.search(['docs'], { query: 'the' }), [], 'a stop word only');
+    // no memtx transaction, and no transaction id: nothing written
+    assert.equal(await transactions(), before + 1);
+    const client = await high.connect();
     try {
+      const noting = notingPool();
+      await new MemtxStore({ pool: /** @type {any} */ (noting), namespace: 'langgraph_search_reads' })
+        .search(['docs'], { query: 'postgres' });
       await client.query('BEGIN');
-      await client.query(noting.statements[0].text, noting.statements[0].values);
-      assert.equal((await client.query('SHOW synchronous_commit')).rows[0].synchronous_commit, 'off');
-      await client.query('ROLLBACK');
-      await client.query('BEGIN');
-      const seen = [];
-      const inBatch = new MemtxStore({ pool: /** @type {any} */ ({ connect: async () => ({
-        query: async (text, values) => { const r = await client.query(text, values); seen.push((await client.query('SHOW synchronous_commit')).rows[0].synchronous_commit); return r; },
-        release: () => {} }) }), namespace: 'langgraph_search_tx' });
-      await inBatch.batch([{ namespacePrefix: ['docs'], query: 'postgres', limit: 10, offset: 0 }, { namespace: ['docs'], key: 'a' }]);
-      assert.ok(seen.length > 0 && seen.every((v) => v === 'on'), `${seen}`);
+      const { rows } = await client.query(noting.statements[0].text, noting.statements[0].values);
+      assert.deepEqual(rows.map((r) => r.entity + r.attribute).sort(), ['docs:a', 'docs:b']);
+      assert.equal((await client.query('SELECT pg_current_xact_id_if_assigned() AS xid')).rows[0].xid, null);
       await client.query('ROLLBACK');
     } finally {
       client.release();
     }
   } finally {
-    await single.end();
+    await high.end();
+    await pool.query('SELECT memtx.abort($1)', [tx]);
   }
 });
 
