@@ -781,10 +781,10 @@ class Runner:
             # §20: a log row carries the node of the transaction or record
             # it is about (and on one server, node 0)
             for lid, ref in st["log_ids"]:
-                if M.id_node(lid) != i or (ref is not None
-                                           and M.id_node(ref) != i):
-                    bad("log row %d (about %s) on node %d" % (lid, ref, i),
-                        M.id_node(lid), i)
+                got = (M.id_node(lid), None if ref is None else M.id_node(ref))
+                if got != (i, None if ref is None else i):
+                    bad("the nodes carried by log row %d and by %s, the id it "
+                        "is about, on node %d," % (lid, ref, i), got, (i, i))
 
         ids = [r[0] for r in s["records"]]
         if ids != sorted(m.records):
