@@ -906,6 +906,9 @@ class Generator:
         self.scenarios = []     # running scenarios (generators of calls)
         self.n = 0
         self.keys = {}          # effect key -> the call that used it
+        # through the router without --known: no act input of the other
+        # node's namespace (an open difference, known/router/)
+        self.one_node_inputs = False
 
     def config(self):
         """The trace's settings: moved thresholds now and then, so that a
@@ -1309,6 +1312,14 @@ class Generator:
                 pool, rnd.choice((0, 1, 1, 2)))]
         if key is None and rnd.random() < 0.6:
             key = rnd.choice(("k1", "k2", "k3"))
+        t = t or self.m.txs.get(self.ids.get(base.get("tx")))
+        if self.one_node_inputs and t is not None:
+            # §20: on the transaction's node a record of the other node's
+            # namespace is unknown (42704) where one server refuses it as
+            # input_not_visible: known/router/act-input-other-node.json
+            recs = self.m.records
+            inputs = [x for x in inputs if self.ids.get(x) not in recs
+                      or recs[self.ids[x]].ns == t.ns]
         call = dict(base, op="act",
                     tool=tool or rnd.choice(("refund", "note", "launch")),
                     args=args or rnd.choice(ARGS), inputs=inputs,
@@ -2169,7 +2180,9 @@ def run_traces(opts, seed, pending, agents, router):
     if router:
         files += sorted(glob.glob(os.path.join(saved, "*.json")))
     if opts.known:
-        files += sorted(glob.glob(os.path.join(HERE, "known", "*.json")))
+        files += sorted(glob.glob(os.path.join(HERE, "known",
+                                               *(["router"] if router else []),
+                                               "*.json")))
     for path in files:
         with open(path) as f:
             ops = json.load(f)["ops"]
@@ -2192,6 +2205,7 @@ def run_traces(opts, seed, pending, agents, router):
         runner.agents = agents[:rnd.randint(2, opts.agents)]
         gen = Generator(rnd, runner.agents, opts.known,
                         lambda r: r not in pending)
+        gen.one_node_inputs = router is not None and not opts.known
         ops = [gen.config()]
         runner.reset(ops[0])
         try:
