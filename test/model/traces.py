@@ -67,7 +67,9 @@ are set per database on the nodes, since no session setting travels; the
 changes behind the API are made on the node.  Its traces are other traces
 than those of the same seed without --router; the ones that fail are
 written under regressions/router/, which it replays first (--replay-all:
-regressions/*.json too).
+regressions/*.json too).  It draws no act input of the other node's
+namespace (an open difference between the router and one server) unless
+--known, which also replays known/router/.
 
 --rules all models every v3 rule (model.PENDING_ENGINE_RULES lists the ones
 the extension of this branch does not implement yet, which are left out by
