@@ -58,6 +58,24 @@ AUTHORITY_BYPASS = 0.9          # §4 1, memtx.authority_bypass
 DEFAULT_AUTHORITY = 0.5         # §1, memtx.default_authority
 DEFAULT_TIER = "medium"         # §3, memtx.default_tier
 DEFAULT_NS = "default"
+# §20: every id a node allocates (transactions, records, actions, log rows)
+# carries the node's number in its top bits; a single server is node 0 and
+# its ids are unchanged.  READING: SPEC names neither the width of the node
+# field nor the hash; README ("More than one server") does: the number sits
+# in the bits above the low 48, and memtx.node_of(namespace) is the first 31
+# bits of the SHA-256 of the namespace's UTF-8 text (its node: mod N).
+ID_NODE_SHIFT = 48
+
+
+def node_of(namespace):
+    """§20: a namespace's stable placement hash (README's definition)."""
+    digest = hashlib.sha256(namespace.encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def id_node(i):
+    """§20: the node number an id carries."""
+    return i >> ID_NODE_SHIFT
 
 # The v3 rules (by SPEC section) that the extension of this branch does not
 # implement yet.  Each name is a switch: while it is listed, the model keeps
@@ -153,7 +171,10 @@ class Model:
                  confidence_threshold=CONFIDENCE_THRESHOLD,
                  authority_bypass=AUTHORITY_BYPASS,
                  default_authority=DEFAULT_AUTHORITY, harness_role="postgres",
-                 flow_control="read_set"):
+                 flow_control="read_set", nodes=1):
+        # §20: the store is split by namespace over nodes (a power of two;
+        # one server is the store of one node, node 0)
+        self.nodes = nodes
         # sources: name -> authority, or name -> (authority, claimants)
         self.sources = {}
         for name, v in dict(sources).items():
@@ -188,6 +209,29 @@ class Model:
         self.moved = {}                     # §17: ns -> ids moved since its last receipt
         self.pos = 0                        # one global order (§1)
         self.seq = 0                        # commit sequence (§3 snapshot)
+
+    def node(self, ns):
+        """§20: the node namespace ns lives on, node_of(ns) mod N."""
+        return node_of(ns) % self.nodes
+
+    def misplaced(self, op, new_id):
+        """§20: the ids a call allocated (new_id as the driver passes it to
+        apply) that do not carry the node of their namespace, as pairs (id,
+        the node it should carry).  A transaction and a proposal belong to
+        the namespace named in the call, a record or an action to its
+        transaction's."""
+        if new_id is None:
+            return []
+        if op["op"] in ("begin", "propose"):
+            ns = op.get("namespace") or DEFAULT_NS
+        else:
+            t = self.txs.get(op.get("tx"))
+            if t is None:
+                return []
+            ns = t.ns
+        want = self.node(ns)
+        ids = new_id if isinstance(new_id, tuple) else (new_id,)
+        return [(i, want) for i in ids if i <= 0 or id_node(i) != want]
 
     def rule(self, name):
         """Whether a v3 rule is modelled (not pending in the engine)."""

@@ -54,6 +54,22 @@ replayed only with --known.
     traces.py [--seed N] [--traces T] [--steps S] [--agents 2..4] [--known]
               [--seconds N] [--database NAME] [--coverage]
               [--shrink-seconds N] [--rules pending|all|RULE,...]
+              [--router [--replay-all]]
+
+--router (SPEC §20) runs every call through a router over two node
+databases of the same server (see Router: databases NAME_router,
+NAME_node0 and NAME_node1, made afresh and dropped at the end), with the
+model's predictions unchanged: results, SQLSTATEs, the node number every
+new id carries (model.Model.misplaced), the whole state read from the nodes
+(each namespace's rows on its node, the store-wide tables on every node)
+and check_invariants() through the router.  A trace's settings and clock
+are set per database on the nodes, since no session setting travels; the
+changes behind the API are made on the node.  Its traces are other traces
+than those of the same seed without --router; the ones that fail are
+written under regressions/router/, which it replays first (--replay-all:
+regressions/*.json too).  It draws no act input of the other node's
+namespace (an open difference between the router and one server) unless
+--known, which also replays known/router/.
 
 --rules all models every v3 rule (model.PENDING_ENGINE_RULES lists the ones
 the extension of this branch does not implement yet, which are left out by
@@ -69,6 +85,7 @@ import hashlib
 import json
 import os
 import random
+import subprocess
 import sys
 import time
 
@@ -212,17 +229,115 @@ SELECT json_build_object(
         w.epoch, w.unfenced_at IS NULL) ORDER BY w.role_name, w.epoch), '[]')
         FROM memtx.writer_epochs w),
   'members', (SELECT coalesce(json_agg(json_build_array(m.namespace,
-        m.role_name) ORDER BY 1), '[]') FROM memtx.namespace_members m))
+        m.role_name) ORDER BY 1), '[]') FROM memtx.namespace_members m),
+  'log_ids', (SELECT coalesce(json_agg(json_build_array(l.id, l.ref)), '[]')
+        FROM (SELECT id, tx_id FROM memtx.action_log
+              UNION ALL SELECT id, root_id FROM memtx.rollback_log
+              UNION ALL SELECT id, root_id FROM memtx.compensations)
+             AS l (id, ref)))
 """.format(lo=minutes("lower(r.valid)"), hi=minutes("upper(r.valid)"),
            obs=minutes("r.observed_at"), at=minutes("h.at"))
+
+
+class Router:
+    """§20: a memtx router (database DB_router, extension memtx_router) over
+    two node databases of the same server (DB_node0, DB_node1), built as
+    test/router/make-router.sh builds one.  The trace's namespaces land on
+    different nodes: memtx.node_of('default') = 933818049 is odd (node 1),
+    node_of('ns2') = 1582970790 is even (node 0); the constructor checks it.
+
+    Every memtx call of a trace goes through the router, as a client's would:
+    the harness's (registries, grants, fences, begins for an agent, expiry,
+    check_invariants) as the superuser, the agents' as themselves.  PL/Proxy
+    logs in to the node as the calling role (current_user), so the agents
+    are LOGIN roles with a password, which a user mapping of the router's
+    cluster memtx_nodes gives PL/Proxy; a superuser's router session may SET
+    ROLE to an agent (README, "What is different through a router").  No
+    session setting travels with a routed call, so the trace's settings and
+    its clock are set per database on every node (ALTER DATABASE ... SET),
+    and the router session is opened again before the next call (PL/Proxy's
+    node sessions start with them).  The state is read from the nodes; the
+    changes behind the API (Runner.tamper) are made on the node directly."""
+
+    PASSWORD = "memtx-model"            # the agents' (roles of a test cluster)
+    NODES = 2
+
+    def __init__(self, database, agents):
+        self.database = database + "_router"
+        self.node_dbs = ["%s_node%d" % (database, i)
+                         for i in range(self.NODES)]
+        for ns, node in ((M.DEFAULT_NS, 1), (NS2, 0)):
+            if M.node_of(ns) % self.NODES != node:
+                sys.exit("namespace %s is not on node %d" % (ns, node))
+        self.agents = agents
+        make = os.path.join(HERE, "..", "router", "make-router.sh")
+        subprocess.run(["bash", make, self.database] + self.node_dbs,
+                       check=True)
+        with psycopg.connect(dbname=self.database, autocommit=True) as c:
+            for role in agents:
+                role = sql.Identifier(role)
+                c.execute(sql.SQL("ALTER ROLE {} LOGIN PASSWORD {}").format(
+                    role, sql.Literal(self.PASSWORD)))
+                c.execute(sql.SQL("DROP USER MAPPING IF EXISTS FOR {}"
+                                  " SERVER memtx_nodes").format(role))
+                c.execute(sql.SQL("CREATE USER MAPPING FOR {} SERVER"
+                                  " memtx_nodes OPTIONS (password {})").format(
+                                      role, sql.Literal(self.PASSWORD)))
+            bad = c.execute("SELECT node, problem"
+                            " FROM memtx_router.check_nodes()").fetchall()
+            if bad:
+                sys.exit("the router and its nodes differ: %r" % (bad,))
+        self.nodes = []
+
+    def connect(self):
+        return psycopg.connect(dbname=self.database, autocommit=True)
+
+    def fresh_nodes(self):
+        """A fresh store on every node (memtx.set_node(i) on node i), no
+        database setting left, and new sessions on them (memtx's plans kept
+        in a session would name the dropped objects)."""
+        for c in self.nodes:
+            c.close()
+        self.nodes = []
+        for i, db in enumerate(self.node_dbs):
+            c = psycopg.connect(dbname=db, autocommit=True)
+            c.execute(sql.SQL("ALTER DATABASE {} RESET ALL").format(
+                sql.Identifier(db)))
+            c.execute("SET client_min_messages = warning")
+            c.execute("DROP EXTENSION IF EXISTS memtx CASCADE")
+            c.execute("CREATE EXTENSION memtx CASCADE")
+            c.execute("SELECT memtx.set_node(%s)", (i,))
+            c.close()
+            self.nodes.append(psycopg.connect(dbname=db, autocommit=True))
+
+    def set_database_setting(self, name, value):
+        for db in self.node_dbs:
+            self.nodes[0].execute(sql.SQL("ALTER DATABASE {} SET {} = {}").format(
+                sql.Identifier(db), sql.Identifier("memtx", name),
+                sql.Literal(str(value))))
+
+    def drop(self):
+        for c in self.nodes:
+            c.close()
+        with psycopg.connect(dbname="postgres", autocommit=True) as c:
+            for role in self.agents:
+                c.execute(sql.SQL("ALTER ROLE {} NOLOGIN PASSWORD NULL").format(
+                    sql.Identifier(role)))
+            for db in [self.database] + self.node_dbs:
+                c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+                          .format(sql.Identifier(db)))
 
 
 class Runner:
     """Runs one trace (a list of symbolic calls) against a fresh store."""
 
-    def __init__(self, admin, agents, pending=M.PENDING_ENGINE_RULES):
+    def __init__(self, admin, agents, pending=M.PENDING_ENGINE_RULES,
+                 router=None):
         self.admin = admin
         self.conn = None
+        # §20: with a Router every call goes through it (see Router)
+        self.router = router
+        self.stale = False      # a node setting changed since self.conn began
         # the enumeration's savepoints cannot undo a read (§16: reads are
         # durable), so it does not compare read sets (see enumerate.sql)
         self.compare_read_sets = True
@@ -237,21 +352,25 @@ class Runner:
         config = config or {}
         if self.conn is not None:
             self.conn.close()
-        self.admin.execute("DROP EXTENSION IF EXISTS memtx CASCADE")
-        self.admin.execute("CREATE EXTENSION memtx CASCADE")
-        self.conn = c = psycopg.connect(dbname=self.admin.info.dbname,
-                                        autocommit=True)
+        if self.router:
+            self.router.fresh_nodes()
+            self.conn = c = self.router.connect()
+        else:
+            self.admin.execute("DROP EXTENSION IF EXISTS memtx CASCADE")
+            self.admin.execute("CREATE EXTENSION memtx CASCADE")
+            self.conn = c = psycopg.connect(dbname=self.admin.info.dbname,
+                                            autocommit=True)
+        self.role = None
+        self.stale = False
         settings = {"confidence_threshold": M.CONFIDENCE_THRESHOLD,
                     "authority_bypass": M.AUTHORITY_BYPASS,
                     "default_authority": M.DEFAULT_AUTHORITY}
         for k in settings:
             if config.get(k) is not None:
                 settings[k] = config[k]
-                c.execute(sql.SQL("SET memtx.{} = {}").format(
-                    sql.Identifier(k), sql.Literal(str(config[k]))))
+                self.setting(k, config[k])
         if config.get("flow_control"):
-            c.execute(sql.SQL("SET memtx.flow_control = {}").format(
-                sql.Literal(config["flow_control"])))
+            self.setting("flow_control", config["flow_control"])
             settings["flow_control"] = config["flow_control"]
         sources = dict(SOURCES)
         for name, auth in SOURCES.items():
@@ -263,19 +382,37 @@ class Runner:
         for name, rev in TOOLS.items():
             c.execute("SELECT memtx.register_tool(%s, %s, %s)",
                       (name, rev, "undo_" + name if rev else None))
-        c.execute("SET memtx.lease_timeout = '%dmin'" % LEASE)
-        c.execute(sql.SQL("SET memtx.logical_now = {}").format(
-            sql.Literal(ts(START))))
-        self.role = None
+        self.setting("lease_timeout", "%dmin" % LEASE)
+        self.setting("logical_now", ts(START))
         self.model = M.Model(sources, TOOLS, START, pending=self.pending,
-                             harness_role=self.admin.info.user, **settings)
+                             harness_role=self.admin.info.user,
+                             nodes=len(self.router.nodes) if self.router
+                             else 1, **settings)
         for role in config.get("ns2_members", ()):
             c.execute("SELECT memtx.grant_namespace(%s, %s)", (NS2, role))
             self.model.members.setdefault(NS2, set()).add(role)
         self.ids = {}           # label -> id
         self.labels = {}        # ("tx" | "rec", id) -> label
 
+    def setting(self, name, value):
+        """A memtx setting (a superuser's) for the calls that follow: SET in
+        the session on one server; through the router (§20: no session
+        setting travels) per database on every node, in force from the next
+        router session on (PL/Proxy's node sessions start with it)."""
+        if self.router:
+            self.router.set_database_setting(name, value)
+            self.stale = True
+            return
+        self.as_role("harness")
+        self.conn.execute(sql.SQL("SET memtx.{} = {}").format(
+            sql.Identifier(name), sql.Literal(str(value))))
+
     def as_role(self, caller):
+        if self.stale:
+            self.conn.close()
+            self.conn = self.router.connect()
+            self.stale = False
+            self.role = None
         role = None if caller == "harness" else caller
         if role != self.role:
             if role is None:
@@ -303,15 +440,12 @@ class Runner:
 
     def execute(self, op):
         """Runs one call; returns ("ok", value) or ("err", sqlstate)."""
-        c = self.conn
         kind = op["op"]
         if kind == "wait":
             time.sleep(1.1)
             return ("ok", None)
         if kind == "tick":
-            self.as_role("harness")
-            c.execute(sql.SQL("SET memtx.logical_now = {}").format(
-                sql.Literal(ts(self.model.now + op["minutes"]))))
+            self.setting("logical_now", ts(self.model.now + op["minutes"]))
             return ("ok", None)
         self.calls += 1
         if kind == "tamper":
@@ -321,14 +455,12 @@ class Runner:
             return self.call(op)
         # the shortest lease in force for this call (see Generator.next);
         # the setting is a superuser's, and stays in force under SET ROLE
-        self.as_role("harness")
-        c.execute("SET memtx.lease_timeout = '1s'")
+        self.setting("lease_timeout", "1s")
         try:
             self.as_role(op["caller"])
             return self.call(op)
         finally:
-            self.as_role("harness")
-            c.execute("SET memtx.lease_timeout = '%dmin'" % LEASE)
+            self.setting("lease_timeout", "%dmin" % LEASE)
 
     def call(self, op):
         c = self.conn
@@ -456,10 +588,12 @@ class Runner:
 
     def tamper(self, op):
         """§11: a change behind the API (triggers off, as a superuser could),
-        then verify_receipts, all in a SQL transaction rolled back."""
-        c = self.conn
-        self.as_role("harness")
+        then verify_receipts, all in a SQL transaction rolled back.  Through
+        the router (§20: a routed call commits on its node on its own, and
+        nobody reaches the tables but on a node) all of it runs on the
+        namespace's node, directly."""
         ns = op["namespace"]
+        c = self.store(ns)
         seq = op["index"] + 1
         change = {
             "hash": ("UPDATE memtx.receipts SET hash = sha256(hash)"
@@ -504,8 +638,8 @@ class Runner:
         """§11, recomputed here: seq gapless from 1, each prev_hash the hash
         before (32 zero bytes first), hash = sha256(prev_hash ||
         body::text), and no value in any body."""
-        c = self.conn
         ns = op["namespace"]
+        c = self.store(ns)
         rows = c.execute("SELECT seq, prev_hash, hash, body::text"
                          " FROM memtx.receipts WHERE namespace = %s"
                          " ORDER BY seq", (ns,)).fetchall()
@@ -528,6 +662,14 @@ class Runner:
                                    "value of record %d" % (seq, r.id))
             prev = want
 
+    def store(self, ns):
+        """A superuser's session on the database that holds namespace ns's
+        tables: the node's, through the router (which holds no tables)."""
+        if self.router:
+            return self.router.nodes[self.model.node(ns)]
+        self.as_role("harness")
+        return self.conn
+
     def new_id(self, op, got):
         if got[0] != "ok":
             return None
@@ -549,6 +691,9 @@ class Runner:
         if got[0] == "skip":
             return None
         nid = self.new_id(op, got)
+        for i, node in self.model.misplaced(op, nid):
+            raise Mismatch(n, op["op"], "new id %d carries node %d, not %d "
+                           "(SPEC §20)" % (i, M.id_node(i), node))
         pred = self.model.apply(op, nid)
         if nid is not None:
             label = sym["label"]
@@ -624,10 +769,24 @@ class Runner:
     def compare_state(self, n, op, invariants=True):
         self.as_role("harness")
         m = self.model
-        s = self.conn.execute(STATE_SQL).fetchone()[0]
+        # §20: through the router the state is the nodes' (node 0's rows
+        # first), each namespace's on its node, the store-wide tables on
+        # every node
+        nodes = self.router.nodes if self.router else [self.conn]
+        states = [c.execute(STATE_SQL).fetchone()[0] for c in nodes]
+        s = {k: [x for st in states for x in st[k]] for k in states[0]}
 
         def bad(what, got, want):
             raise Mismatch(n, op["op"], "%s is %r, model: %r" % (what, got, want))
+
+        for i, st in enumerate(states):
+            # §20: a log row carries the node of the transaction or record
+            # it is about (and on one server, node 0)
+            for lid, ref in st["log_ids"]:
+                got = (M.id_node(lid), None if ref is None else M.id_node(ref))
+                if got != (i, None if ref is None else i):
+                    bad("the nodes carried by log row %d and by %s, the id it "
+                        "is about, on node %d," % (lid, ref, i), got, (i, i))
 
         ids = [r[0] for r in s["records"]]
         if ids != sorted(m.records):
@@ -682,8 +841,10 @@ class Runner:
         if comp != sorted(m.compensations):
             bad("compensations", comp, sorted(m.compensations))
         acts = [tuple(a) for a in s["actions"]]
-        if acts != m.action_log:
-            bad("action log", acts, m.action_log)
+        # in the order of their ids: one order per node, node by node
+        want = sorted(m.action_log, key=lambda a: M.id_node(a[0]))
+        if acts != want:
+            bad("action log", acts, want)
         hist = collections.defaultdict(list)
         for rid, state, reason, at in s["history"]:
             hist[rid].append((state, reason, at))
@@ -697,16 +858,19 @@ class Runner:
         want = {k: v for k, v in m.receipts.items() if v}
         if dict(rc) != want:
             bad("receipts", dict(rc), want)
-        ep = {}
-        for role, epoch, fenced in s["epochs"]:
-            ep[role] = (epoch, fenced)
-        want = {r: (e, r in m.fenced) for r, e in m.epochs.items()}
-        if ep != want:
-            bad("writer epochs", ep, want)
-        mem = sorted(tuple(x) for x in s["members"])
-        want = sorted((ns, r) for ns, rs in m.members.items() for r in rs)
-        if mem != want:
-            bad("namespace members", mem, want)
+        for i, st in enumerate(states):
+            # store-wide: every node holds the whole of it
+            where = " on node %d" % i if self.router else ""
+            ep = {}
+            for role, epoch, fenced in st["epochs"]:
+                ep[role] = (epoch, fenced)
+            want = {r: (e, r in m.fenced) for r, e in m.epochs.items()}
+            if ep != want:
+                bad("writer epochs" + where, ep, want)
+            mem = sorted(tuple(x) for x in st["members"])
+            want = sorted((ns, r) for ns, rs in m.members.items() for r in rs)
+            if mem != want:
+                bad("namespace members" + where, mem, want)
         if invariants:
             self.check_invariants(n, op)
 
@@ -744,6 +908,9 @@ class Generator:
         self.scenarios = []     # running scenarios (generators of calls)
         self.n = 0
         self.keys = {}          # effect key -> the call that used it
+        # through the router without --known: no act input of the other
+        # node's namespace (an open difference, known/router/)
+        self.one_node_inputs = False
 
     def config(self):
         """The trace's settings: moved thresholds now and then, so that a
@@ -1147,6 +1314,14 @@ class Generator:
                 pool, rnd.choice((0, 1, 1, 2)))]
         if key is None and rnd.random() < 0.6:
             key = rnd.choice(("k1", "k2", "k3"))
+        t = t or self.m.txs.get(self.ids.get(base.get("tx")))
+        if self.one_node_inputs and t is not None:
+            # §20: on the transaction's node a record of the other node's
+            # namespace is unknown (42704) where one server refuses it as
+            # input_not_visible: known/router/act-input-other-node.json
+            recs = self.m.records
+            inputs = [x for x in inputs if self.ids.get(x) not in recs
+                      or recs[self.ids[x]].ns == t.ns]
         call = dict(base, op="act",
                     tool=tool or rnd.choice(("refund", "note", "launch")),
                     args=args or rnd.choice(ARGS), inputs=inputs,
@@ -1954,6 +2129,14 @@ def main():
     ap.add_argument("--shrink-seconds", type=float, default=60)
     ap.add_argument("--max-failures", type=int, default=0,
                     help="stop after this many failed traces (0: no limit)")
+    ap.add_argument("--router", action="store_true",
+                    help="SPEC §20: every call through a router over two "
+                    "node databases (see Router); databases DATABASE_router "
+                    "and DATABASE_node0/1 are made afresh and dropped at the "
+                    "end")
+    ap.add_argument("--replay-all", action="store_true",
+                    help="with --router: replay regressions/*.json through "
+                    "the router too (about 30 s more)")
     ap.add_argument("--rules", default=os.environ.get("MEMTX_MODEL_RULES"),
                     help="pending (default), all, or v3 rules to model by "
                     "name (comma-separated): see model.PENDING_ENGINE_RULES")
@@ -1961,23 +2144,47 @@ def main():
     pending = pending_rules(opts.rules)
     seed = (random.SystemRandom().randrange(1 << 31) if opts.seed == "random"
             else int(opts.seed))
-    print("seed %d (traces %d, steps %d, agents %d); v3 rules pending in the "
-          "engine: %s" % (seed, opts.traces, opts.steps, opts.agents,
-                          ", ".join(sorted(pending)) or "none"), flush=True)
+    print("seed %d (traces %d, steps %d, agents %d%s); v3 rules pending in "
+          "the engine: %s" % (seed, opts.traces, opts.steps, opts.agents,
+                              ", through a router over two nodes"
+                              if opts.router else "",
+                              ", ".join(sorted(pending)) or "none"),
+          flush=True)
     with psycopg.connect(autocommit=True) as boot:
-        if not boot.execute("SELECT 1 FROM pg_database WHERE datname = %s",
-                            (opts.database,)).fetchone():
+        if not opts.router and not boot.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s",
+                (opts.database,)).fetchone():
             boot.execute(sql.SQL("CREATE DATABASE {}").format(
                 sql.Identifier(opts.database)))
         agents = setup_roles(boot, 4)
-    admin = psycopg.connect(dbname=opts.database, autocommit=True)
-    runner = Runner(admin, agents, pending)
+    router = Router(opts.database, agents) if opts.router else None
+    try:
+        return run_traces(opts, seed, pending, agents, router)
+    finally:
+        if router:
+            router.drop()
+
+
+def run_traces(opts, seed, pending, agents, router):
+    admin = router.connect() if router else psycopg.connect(
+        dbname=opts.database, autocommit=True)
+    runner = Runner(admin, agents, pending, router)
     passed = failed = 0
     started = time.time()
 
-    files = sorted(glob.glob(os.path.join(HERE, "regressions", "*.json")))
+    # traces that failed through the router are kept apart (regressions/
+    # router/) and replay through the router; --replay-all replays the
+    # others through the router too
+    saved = os.path.join(HERE, "regressions", *(["router"] if router else []))
+    files = []
+    if not router or opts.replay_all:
+        files = sorted(glob.glob(os.path.join(HERE, "regressions", "*.json")))
+    if router:
+        files += sorted(glob.glob(os.path.join(saved, "*.json")))
     if opts.known:
-        files += sorted(glob.glob(os.path.join(HERE, "known", "*.json")))
+        files += sorted(glob.glob(os.path.join(HERE, "known",
+                                               *(["router"] if router else []),
+                                               "*.json")))
     for path in files:
         with open(path) as f:
             ops = json.load(f)["ops"]
@@ -1995,10 +2202,12 @@ def main():
         if opts.max_failures and failed >= opts.max_failures:
             print("stopped after %d failed traces" % failed)
             break
-        rnd = random.Random("%d/%d" % (seed, i))
+        rnd = random.Random(("router/%d/%d" if router else "%d/%d")
+                            % (seed, i))
         runner.agents = agents[:rnd.randint(2, opts.agents)]
         gen = Generator(rnd, runner.agents, opts.known,
                         lambda r: r not in pending)
+        gen.one_node_inputs = router is not None and not opts.known
         ops = [gen.config()]
         runner.reset(ops[0])
         try:
@@ -2016,9 +2225,8 @@ def main():
                 msg = "(the shrunk trace passes: not reproducible)"
             except Mismatch as e2:
                 msg = str(e2)
-            os.makedirs(os.path.join(HERE, "regressions"), exist_ok=True)
-            path = os.path.join(HERE, "regressions",
-                                "seed%d-trace%d.json" % (seed, i))
+            os.makedirs(saved, exist_ok=True)
+            path = os.path.join(saved, "seed%d-trace%d.json" % (seed, i))
             with open(path, "w") as f:
                 json.dump({"seed": seed, "trace": i, "mismatch": msg,
                            "ops": small}, f, indent=1)
