@@ -43,6 +43,8 @@ import decimal
 import hashlib
 import json
 
+from vector_model import VectorModel    # §19, memtx_vector
+
 ACTIVE = ("committed", "action_safe")
 VIEW_KINDS = ("summary", "profile", "index_entry", "shared_copy")
 SCOPE_RANK = {"private": 0, "shared": 1, "public": 2}
@@ -148,7 +150,7 @@ class Tx:
         self.__dict__.update(kw)
 
 
-class Model:
+class Model(VectorModel):
     def __init__(self, sources, tools, now, pending=PENDING_ENGINE_RULES,
                  confidence_threshold=CONFIDENCE_THRESHOLD,
                  authority_bypass=AUTHORITY_BYPASS,
@@ -188,6 +190,7 @@ class Model:
         self.moved = {}                     # §17: ns -> ids moved since its last receipt
         self.pos = 0                        # one global order (§1)
         self.seq = 0                        # commit sequence (§3 snapshot)
+        self.vector_init()                  # §19 (vector_model.py)
 
     def rule(self, name):
         """Whether a v3 rule is modelled (not pending in the engine)."""
@@ -222,6 +225,7 @@ class Model:
         m.receipts = {k: list(v) for k, v in self.receipts.items()}
         m.receipt_moves = {k: list(v) for k, v in self.receipt_moves.items()}
         m.moved = {k: set(v) for k, v in self.moved.items()}
+        self.vector_clone(m)
         return m
 
     # ------------------------------------------------------------ predicates
@@ -1220,6 +1224,7 @@ class Model:
             x.erased = True
             x.value = "null"
             x.salt = False
+            self.drop_embeddings(x.id)      # §19: and its embeddings
             if x.kind == "tool_action":
                 # §13: the action log's and obligations' copies of the args
                 self.action_log = [

@@ -76,6 +76,7 @@ import psycopg
 from psycopg import sql
 
 import model as M
+import vector_driver as V
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORIGIN = datetime.datetime(2031, 1, 1, tzinfo=datetime.timezone.utc)
@@ -140,6 +141,8 @@ def content_args(op):
 
 def shape(kind, rows):
     """A call's result rows in the form the model predicts them."""
+    if kind in V.KINDS:
+        return V.shape(kind, rows)
     if kind in ("begin", "stage", "resolve", "restore", "fence"):
         return rows[0][0]
     if kind in ("unfence", "register_source", "set_role_tier",
@@ -230,6 +233,7 @@ class Runner:
         self.pending = pending
         self.calls = 0
         self.coverage = collections.Counter()
+        self.vector = V.available(admin)    # §19: memtx_vector here
 
     def reset(self, config=None):
         # a new session per trace: the extension's plans cached in a session
@@ -272,6 +276,8 @@ class Runner:
         for role in config.get("ns2_members", ()):
             c.execute("SELECT memtx.grant_namespace(%s, %s)", (NS2, role))
             self.model.members.setdefault(NS2, set()).add(role)
+        if self.vector:
+            V.reset(self, config)
         self.ids = {}           # label -> id
         self.labels = {}        # ("tx" | "rec", id) -> label
 
@@ -349,6 +355,8 @@ class Runner:
         """The SQL of one call and its parameters."""
         kind = op["op"]
         rule = self.model.rule
+        if kind in V.KINDS:
+            return V.statement(op, ts)
         if kind == "begin":
             if op["caller"] == "harness" or op.get("tier") or op.get("agent"):
                 return ("SELECT memtx.begin(tier => %s, agent => %s,"
@@ -563,14 +571,18 @@ class Runner:
                 self.ids[label] = nid
                 self.labels["tx" if op["op"] == "begin" else "rec", nid] = label
         self.compare(n, op, pred, got)
+        V.after_call(self, op, got)
         self.compare_state(n, op)
+        self.op = op
         self.tally(op["op"], got)
         return op
 
     def tally(self, kind, got):
         """Counts what the calls exercised (printed as coverage)."""
         cov = self.coverage
-        if got[0] == "err":
+        if kind in V.KINDS:
+            V.tally(cov, kind, self.op, got)
+        elif got[0] == "err":
             cov["%s error %s" % (kind, got[1])] += 1
         elif kind == "commit":
             for _, state, reason in got[1]:
@@ -707,6 +719,8 @@ class Runner:
         want = sorted((ns, r) for ns, rs in m.members.items() for r in rs)
         if mem != want:
             bad("namespace members", mem, want)
+        if self.vector:
+            V.compare_state(self, n, op, bad)
         if invariants:
             self.check_invariants(n, op)
 
@@ -744,6 +758,7 @@ class Generator:
         self.scenarios = []     # running scenarios (generators of calls)
         self.n = 0
         self.keys = {}          # effect key -> the call that used it
+        self.vector = False     # §19 calls drawn (main sets it)
 
     def config(self):
         """The trace's settings: moved thresholds now and then, so that a
@@ -758,6 +773,8 @@ class Generator:
             cfg["authority_bypass"] = 0.7
         if rnd.random() < 0.15:
             cfg["default_authority"] = 0.9
+        if self.vector:
+            V.config(self, cfg)             # §19: the trace's models
         return cfg
 
     def some(self, items, k):
@@ -1018,13 +1035,15 @@ class Generator:
             ("begin", "stage", "commit", "abort", "read", "revoke", "gate",
              "act", "expire", "tick", "propose", "outcome", "restore",
              "erase", "fence", "read_as_of", "recall", "lookup", "verify",
-             "registry", "lineage"),
+             "registry", "lineage") + V.KINDS,
             (9, 30, 14, 4, 10, 6, 6, 10, 2, 8, 6, 2, 2, 1, 1, 2, 3, 3, 1, 1,
-             1))[0]
+             1) + ((1, 7, 5) if self.vector else (0, 0, 0)))[0]
         if not txs:
             choice = "begin"
         if choice == "tick":
             return {"op": "tick", "minutes": rnd.choice((1, 7, 14, 21, 49))}
+        if choice in V.KINDS:
+            return V.draw(self, choice) or {"op": "tick", "minutes": 1}
         review = [r for r in recs if r.state == "quarantined"
                   and r.reason == "needs_review"]
         if review and rnd.random() < 0.3:
@@ -1999,6 +2018,7 @@ def main():
         runner.agents = agents[:rnd.randint(2, opts.agents)]
         gen = Generator(rnd, runner.agents, opts.known,
                         lambda r: r not in pending)
+        gen.vector = runner.vector
         ops = [gen.config()]
         runner.reset(ops[0])
         try:
