@@ -1397,9 +1397,22 @@ class Model(VectorModel):
             rid = op["record"]
             seqs = [i + 1 for i, rc in enumerate(chain)
                     if rc[1] == rid and rc[0] in ("commit", "retract")]
-            return seqs[-1] if seqs else None
+            if not seqs:
+                return None
+            # READING (as for delete_last): a later receipt whose call moved
+            # the record (a supersession or repair its body lists) settled it
+            # last; which receipts list a record is the engine's bookkeeping
+            # of bodies, so the model offers that one and its own receipt
+            moved = [i + 1 for i, mv in enumerate(
+                self.receipt_moves.get(ns, [])) if rid in mv]
+            later = max(moved + seqs)
+            return seqs[-1] if later == seqs[-1] else OneOf(later, seqs[-1])
         if kind == "erased_at":
-            return OneOf(*range(1, len(chain) + 1))
+            # READING: §17 names no seq for a fake erasure; the README
+            # (verify_receipts) reports it at a receipt of the chain, or, for
+            # a record marked erased with no erasure receipt, as a missing
+            # receipt: the seq after the last
+            return OneOf(*range(1, len(chain) + 2))
         raise ValueError(kind)
 
     def op_tamper(self, op, new_id):

@@ -806,7 +806,8 @@ class Generator:
                     t.agent, t.ns))
         rnd = self.rnd
         if len(self.scenarios) < 2 and rnd.random() < 0.06:
-            name = rnd.choice(SCENARIOS)
+            name = rnd.choice(SCENARIOS + (("vector",) * 2 if self.vector
+                                           else ()))
             self.scenarios.append(getattr(self, "scenario_" + name)())
         while self.scenarios and rnd.random() < 0.7:
             sc = rnd.choice(self.scenarios)
@@ -1285,6 +1286,9 @@ class Generator:
         if i is None:
             return None
         return self.m.records.get(i) if kind == "rec" else self.m.txs.get(i)
+
+    def scenario_vector(self):
+        return V.scenario(self)             # §19 (vector_driver.py)
 
     def scenario_head_race(self):
         """§10: a head that moved after the reader's snapshot."""

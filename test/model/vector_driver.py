@@ -302,3 +302,77 @@ def draw(gen, choice):
             call["valid_at"] = m.now + rnd.choice((-60, 0, 1, 60))
         return call
     raise ValueError(choice)
+
+
+def scenario(gen):
+    """§19 end to end, which random calls line up too seldom: an agent
+    proposes three to five records on fresh slots (public or private, words
+    recall finds or not), embeds them with a few vectors shared between them
+    (ties in distance), another reader opens a transaction at a random tier
+    and recalls by similarity with a query equal to one of the vectors or
+    near them, k at the edges, sometimes hybrid or under a prefix; then now
+    and then the harness erases one of the records (its embeddings go) and
+    the reader recalls again."""
+    rnd, m = gen.rnd, gen.m
+    if not m.models:
+        return
+    name = rnd.choice(sorted(m.models))
+    dims, dist = m.models[name]
+    ns = gen.namespace()
+    members = gen.member_agents(ns)
+    if not members:
+        return
+    a = rnd.choice(members)
+    prefix = "v%d" % gen.n
+    labels = []
+    for i in range(rnd.randint(3, 5)):
+        slot = ("%s_%d" % (prefix, i), rnd.choice(("x", "y")))
+        p = gen.content(dict(op="propose", caller=a, namespace=ns), a, ns,
+                        parents=[], slot=slot)
+        p.update(entity=slot[0], attribute=slot[1], kind="belief",
+                 value=rnd.choice(('"amber"', '"cobalt"', '"amber"', "1")),
+                 parents=[], source="sensor", confidence=1.0, proposal=None,
+                 expected_head=None, scope=rnd.choice(("public", "public",
+                                                       "private")),
+                 readers=None, writers=None, observed_at=None, valid=None)
+        yield p
+        labels.append(p["label"])
+    shared = [vector(gen, dims) for _ in range(rnd.randint(1, 3))]
+    if dist == "cosine":
+        shared = [v if any(v) else [1.0] + v[1:] for v in shared]
+    vecs = []
+    for lab in labels:
+        v = rnd.choice(shared)
+        vecs.append(v)
+        yield {"op": "embed", "caller": a, "record": lab, "model": name,
+               "embedding": v}
+    if rnd.random() < 0.3:
+        lab = rnd.choice(labels)
+        yield {"op": "embed", "caller": rnd.choice((a, "harness")),
+               "record": lab, "model": name,
+               "embedding": rnd.choice((vecs[labels.index(lab)],
+                                        vector(gen, dims)))}
+    t = gen.begin(agent=rnd.choice(members), ns=ns, tier=rnd.choice(
+        ("low", "low", "medium", "high", "external_action")))
+    yield t
+
+    def recall():
+        q = rnd.choice(vecs) if rnd.random() < 0.6 else vector(gen, dims)
+        if dist == "cosine" and not any(q):
+            q = [1.0] + q[1:]
+        call = {"op": "recall_similar", "caller": t["agent"],
+                "tx": t["label"], "model": name, "embedding": list(q),
+                "k": rnd.choice((1, 2, 3, len(labels), 8, 1000, 0, 1001)),
+                "entity_prefix": rnd.choice((None, None, None, prefix, "e"))}
+        if rnd.random() < 0.35:
+            call["query"] = rnd.choice(("amber", "cobalt", "amber or cobalt"))
+        return call
+
+    for _ in range(rnd.randint(2, 4)):
+        yield recall()
+    if rnd.random() < 0.4:
+        yield {"op": "erase", "caller": "harness",
+               "record": rnd.choice(labels), "note": "gdpr"}
+        t = gen.begin(agent=t["agent"], ns=ns, tier="low")
+        yield t
+        yield recall()
