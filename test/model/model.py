@@ -7,7 +7,8 @@ extension bug.  The model is a plain state machine over records,
 transactions, derivation edges, the revocation registry, sources, tools,
 namespaces and their members, writer epochs, effect keys, proposals, the
 history of every state change, the rollback log, compensation obligations,
-the action log, read sets and the receipts of every namespace, driven one
+the action log, read sets, the receipts of every namespace and (§19, in
+vector_model.py, mixed in) embedding models and embeddings, driven one
 call at a time by `Model.apply(op, new_id)`, which returns the predicted
 result and moves the state as the extension should.
 

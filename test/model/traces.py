@@ -28,7 +28,11 @@ erasure below derived records and actions, a restore after a supersession
 (and the erasure of the original it copied), tentative descendants and
 views below a revocation, a head whose validity window touches, overlaps or
 ends before the candidate's, action_safe records the caller's transaction
-cannot see, and reads at the edges of a time-to-live window.
+cannot see, and reads at the edges of a time-to-live window.  When the
+server has pgvector (>= 0.8.0), each trace also creates memtx_vector and
+registers one or two embedding models, and register_embedding_model, embed
+and recall_similar are drawn too, with a scenario of their own
+(vector_driver.py says how); without it the run says so and draws none.
 
 After every call the result is compared with what the model (model.py,
 written from SPEC.md alone) predicts, then the whole state: every record's
