@@ -217,19 +217,18 @@ class VectorModel:
         text = []
         if op.get("query") is not None:
             text = self.text_list(op["query"], k, shown)
-        options, reads = [], set()
+        options = []
         for order in orders:
             rows = self.fuse(order, text, k) if op.get("query") is not None \
                 else [(rid, d, 1.0 / (RRF + i + 1))
                       for i, (d, rid) in enumerate(order)]
             ids = [x[0] for x in rows]
-            reads.update(ids)
             options.append(([(rid, None if d is None else Near(d), Near(rank))
                              for rid, d, rank in rows], ids))
         # §19 "every row returned joins the read set"; where ties leave the
         # rows returned open, the driver hands the model the ids it got
         # (see adopt_recall_similar)
-        t.pending_similar = [ids for _, ids in options]
+        t.pending_similar = True
         import model as M       # the module that mixes this one in
         pred = options[0][0] if len(options) == 1 else \
             M.OneOf(*[rows for rows, _ in options])
