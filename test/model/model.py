@@ -7,7 +7,8 @@ extension bug.  The model is a plain state machine over records,
 transactions, derivation edges, the revocation registry, sources, tools,
 namespaces and their members, writer epochs, effect keys, proposals, the
 history of every state change, the rollback log, compensation obligations,
-the action log, read sets and the receipts of every namespace, driven one
+the action log, read sets, the receipts of every namespace and (§19, in
+vector_model.py, mixed in) embedding models and embeddings, driven one
 call at a time by `Model.apply(op, new_id)`, which returns the predicted
 result and moves the state as the extension should.
 
@@ -42,6 +43,8 @@ validity ranges are half-open [lo, hi) with None for an unbounded end.
 import decimal
 import hashlib
 import json
+
+from vector_model import VectorModel    # §19, memtx_vector
 
 ACTIVE = ("committed", "action_safe")
 VIEW_KINDS = ("summary", "profile", "index_entry", "shared_copy")
@@ -166,7 +169,7 @@ class Tx:
         self.__dict__.update(kw)
 
 
-class Model:
+class Model(VectorModel):
     def __init__(self, sources, tools, now, pending=PENDING_ENGINE_RULES,
                  confidence_threshold=CONFIDENCE_THRESHOLD,
                  authority_bypass=AUTHORITY_BYPASS,
@@ -209,6 +212,7 @@ class Model:
         self.moved = {}                     # §17: ns -> ids moved since its last receipt
         self.pos = 0                        # one global order (§1)
         self.seq = 0                        # commit sequence (§3 snapshot)
+        self.vector_init()                  # §19 (vector_model.py)
 
     def node(self, ns):
         """§20: the node namespace ns lives on, node_of(ns) mod N."""
@@ -266,6 +270,7 @@ class Model:
         m.receipts = {k: list(v) for k, v in self.receipts.items()}
         m.receipt_moves = {k: list(v) for k, v in self.receipt_moves.items()}
         m.moved = {k: set(v) for k, v in self.moved.items()}
+        self.vector_clone(m)
         return m
 
     # ------------------------------------------------------------ predicates
@@ -1264,6 +1269,7 @@ class Model:
             x.erased = True
             x.value = "null"
             x.salt = False
+            self.drop_embeddings(x.id)      # §19: and its embeddings
             if x.kind == "tool_action":
                 # §13: the action log's and obligations' copies of the args
                 self.action_log = [
@@ -1436,9 +1442,22 @@ class Model:
             rid = op["record"]
             seqs = [i + 1 for i, rc in enumerate(chain)
                     if rc[1] == rid and rc[0] in ("commit", "retract")]
-            return seqs[-1] if seqs else None
+            if not seqs:
+                return None
+            # READING (as for delete_last): a later receipt whose call moved
+            # the record (a supersession or repair its body lists) settled it
+            # last; which receipts list a record is the engine's bookkeeping
+            # of bodies, so the model offers that one and its own receipt
+            moved = [i + 1 for i, mv in enumerate(
+                self.receipt_moves.get(ns, [])) if rid in mv]
+            later = max(moved + seqs)
+            return seqs[-1] if later == seqs[-1] else OneOf(later, seqs[-1])
         if kind == "erased_at":
-            return OneOf(*range(1, len(chain) + 1))
+            # READING: §17 names no seq for a fake erasure; the README
+            # (verify_receipts) reports it at a receipt of the chain, or, for
+            # a record marked erased with no erasure receipt, as a missing
+            # receipt: the seq after the last
+            return OneOf(*range(1, len(chain) + 2))
         raise ValueError(kind)
 
     def op_tamper(self, op, new_id):

@@ -28,7 +28,11 @@ erasure below derived records and actions, a restore after a supersession
 (and the erasure of the original it copied), tentative descendants and
 views below a revocation, a head whose validity window touches, overlaps or
 ends before the candidate's, action_safe records the caller's transaction
-cannot see, and reads at the edges of a time-to-live window.
+cannot see, and reads at the edges of a time-to-live window.  When the
+server has pgvector (>= 0.8.0), each trace also creates memtx_vector and
+registers one or two embedding models, and register_embedding_model, embed
+and recall_similar are drawn too, with a scenario of their own
+(vector_driver.py says how); without it the run says so and draws none.
 
 After every call the result is compared with what the model (model.py,
 written from SPEC.md alone) predicts, then the whole state: every record's
@@ -93,6 +97,7 @@ import psycopg
 from psycopg import sql
 
 import model as M
+import vector_driver as V
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORIGIN = datetime.datetime(2031, 1, 1, tzinfo=datetime.timezone.utc)
@@ -157,6 +162,8 @@ def content_args(op):
 
 def shape(kind, rows):
     """A call's result rows in the form the model predicts them."""
+    if kind in V.KINDS:
+        return V.shape(kind, rows)
     if kind in ("begin", "stage", "resolve", "restore", "fence"):
         return rows[0][0]
     if kind in ("unfence", "register_source", "set_role_tier",
@@ -345,6 +352,9 @@ class Runner:
         self.pending = pending
         self.calls = 0
         self.coverage = collections.Counter()
+        # §19: memtx_vector here (the router batch draws no §19 call: its
+        # nodes are made by make-router.sh without memtx_vector)
+        self.vector = router is None and V.available(admin)
 
     def reset(self, config=None):
         # a new session per trace: the extension's plans cached in a session
@@ -391,6 +401,8 @@ class Runner:
         for role in config.get("ns2_members", ()):
             c.execute("SELECT memtx.grant_namespace(%s, %s)", (NS2, role))
             self.model.members.setdefault(NS2, set()).add(role)
+        if self.vector:
+            V.reset(self, config)
         self.ids = {}           # label -> id
         self.labels = {}        # ("tx" | "rec", id) -> label
 
@@ -481,6 +493,8 @@ class Runner:
         """The SQL of one call and its parameters."""
         kind = op["op"]
         rule = self.model.rule
+        if kind in V.KINDS:
+            return V.statement(op, ts)
         if kind == "begin":
             if op["caller"] == "harness" or op.get("tier") or op.get("agent"):
                 return ("SELECT memtx.begin(tier => %s, agent => %s,"
@@ -708,14 +722,18 @@ class Runner:
                 self.ids[label] = nid
                 self.labels["tx" if op["op"] == "begin" else "rec", nid] = label
         self.compare(n, op, pred, got)
+        V.after_call(self, op, got)
         self.compare_state(n, op)
+        self.op = op
         self.tally(op["op"], got)
         return op
 
     def tally(self, kind, got):
         """Counts what the calls exercised (printed as coverage)."""
         cov = self.coverage
-        if got[0] == "err":
+        if kind in V.KINDS:
+            V.tally(cov, kind, self.op, got)
+        elif got[0] == "err":
             cov["%s error %s" % (kind, got[1])] += 1
         elif kind == "commit":
             for _, state, reason in got[1]:
@@ -871,6 +889,8 @@ class Runner:
             want = sorted((ns, r) for ns, rs in m.members.items() for r in rs)
             if mem != want:
                 bad("namespace members" + where, mem, want)
+        if self.vector:
+            V.compare_state(self, n, op, bad)
         if invariants:
             self.check_invariants(n, op)
 
@@ -911,6 +931,7 @@ class Generator:
         # through the router without --known: no act input of the other
         # node's namespace (an open difference, known/router/)
         self.one_node_inputs = False
+        self.vector = False     # §19 calls drawn (main sets it)
 
     def config(self):
         """The trace's settings: moved thresholds now and then, so that a
@@ -925,6 +946,8 @@ class Generator:
             cfg["authority_bypass"] = 0.7
         if rnd.random() < 0.15:
             cfg["default_authority"] = 0.9
+        if self.vector:
+            V.config(self, cfg)             # §19: the trace's models
         return cfg
 
     def some(self, items, k):
@@ -956,7 +979,8 @@ class Generator:
                     t.agent, t.ns))
         rnd = self.rnd
         if len(self.scenarios) < 2 and rnd.random() < 0.06:
-            name = rnd.choice(SCENARIOS)
+            name = rnd.choice(SCENARIOS + (("vector",) * 2 if self.vector
+                                           else ()))
             self.scenarios.append(getattr(self, "scenario_" + name)())
         while self.scenarios and rnd.random() < 0.7:
             sc = rnd.choice(self.scenarios)
@@ -1185,13 +1209,15 @@ class Generator:
             ("begin", "stage", "commit", "abort", "read", "revoke", "gate",
              "act", "expire", "tick", "propose", "outcome", "restore",
              "erase", "fence", "read_as_of", "recall", "lookup", "verify",
-             "registry", "lineage"),
+             "registry", "lineage") + V.KINDS,
             (9, 30, 14, 4, 10, 6, 6, 10, 2, 8, 6, 2, 2, 1, 1, 2, 3, 3, 1, 1,
-             1))[0]
+             1) + ((1, 7, 5) if self.vector else (0, 0, 0)))[0]
         if not txs:
             choice = "begin"
         if choice == "tick":
             return {"op": "tick", "minutes": rnd.choice((1, 7, 14, 21, 49))}
+        if choice in V.KINDS:
+            return V.draw(self, choice) or {"op": "tick", "minutes": 1}
         review = [r for r in recs if r.state == "quarantined"
                   and r.reason == "needs_review"]
         if review and rnd.random() < 0.3:
@@ -1441,6 +1467,9 @@ class Generator:
         if i is None:
             return None
         return self.m.records.get(i) if kind == "rec" else self.m.txs.get(i)
+
+    def scenario_vector(self):
+        return V.scenario(self)             # §19 (vector_driver.py)
 
     def scenario_head_race(self):
         """§10: a head that moved after the reader's snapshot."""
@@ -2208,6 +2237,7 @@ def run_traces(opts, seed, pending, agents, router):
         gen = Generator(rnd, runner.agents, opts.known,
                         lambda r: r not in pending)
         gen.one_node_inputs = router is not None and not opts.known
+        gen.vector = runner.vector
         ops = [gen.config()]
         runner.reset(ops[0])
         try:
