@@ -311,8 +311,8 @@ GateRevokedInputs(MemtxTxn *t, MemtxRec *recs, int n, Datum *offenders)
 
 /*
  * Check act's declared inputs (distinct, sorted, from RecIdArray); returns a
- * reason or MR_NONE, the offending ids in *bad.  Unknown ids, and ids neither
- * the caller nor the agent may read, are errors.  In order: revoked_parent
+ * reason or MR_NONE, the offending ids in *bad.  Unknown ids, ids neither
+ * the caller nor the agent may read and ids of another namespace are errors.  In order: revoked_parent
  * (at every tier and level, SPEC §16), then input_not_visible, then
  * input_not_action_safe.
  */
@@ -328,7 +328,7 @@ GateInputs(MemtxCall *call, MemtxTxn *t, ArrayType *inputs, int n, Datum *bad)
 	if (n == 0)
 		return MR_NONE;
 	/* a harness acting for the agent may name what the agent reads */
-	recs = RecFetchByIds(call, t->agent_oid, inputs, n, "input record");
+	recs = RecFetchByIds(call, t->agent_oid, inputs, n, "input record", t->namespace);
 	offenders = palloc(sizeof(Datum) * n);
 	nbad = GateRevokedInputs(t, recs, n, offenders);
 	if (nbad > 0)

@@ -209,10 +209,14 @@ RecIdArray(ArrayType *arr, const char *name, int *count)
  * Load the records with ids (distinct and sorted, from RecIdArray), in id
  * order.  One that neither the caller nor "agent" (InvalidOid: nobody) may
  * read is refused exactly like one that does not exist (42704, naming it as
- * "what"): an error must not tell whether an unreadable record exists.
+ * "what"): an error must not tell whether an unreadable record exists.  So
+ * is one of another namespace than ns: no memtx operation spans two
+ * namespaces (SPEC §3), and a router (§20), which runs the call on ns's
+ * node, finds no such record there.
  */
 MemtxRec *
-RecFetchByIds(MemtxCall *call, Oid agent, ArrayType *ids, int n, const char *what)
+RecFetchByIds(MemtxCall *call, Oid agent, ArrayType *ids, int n, const char *what,
+			  const char *ns)
 {
 	static SPIPlanPtr plan;
 	static const Oid types[] = {INT8ARRAYOID};
@@ -234,6 +238,11 @@ RecFetchByIds(MemtxCall *call, Oid agent, ArrayType *ids, int n, const char *wha
 		if ((uint64) i >= found || recs[i].id != DatumGetInt64(elems[i]) ||
 			!(VisReadable(call->caller, &recs[i]) || VisReadable(agent, &recs[i])))
 			RecNotFound(what, DatumGetInt64(elems[i]));
+		else if (strcmp(recs[i].namespace, ns) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("%s %lld does not exist", what, (long long) recs[i].id),
+					 errdetail("Not in the transaction's namespace: no memtx operation spans two namespaces.")));
 	return recs;
 }
 

@@ -88,7 +88,7 @@ extern ArrayType *RecIdArray(ArrayType *arr, const char *name, int *count);
 extern Datum RecIdsDatum(Datum *ids, int n);
 extern Datum RecIdsDatumOf(const int64 *ids, int n);
 extern MemtxRec *RecFetchByIds(MemtxCall *call, Oid agent, ArrayType *ids, int n,
-							   const char *what);
+							   const char *what, const char *ns);
 extern void RecFetchOwned(MemtxCall *call, int64 id, const char *verb, MemtxRec *rec);
 extern void RecNotFound(const char *what, int64 id) pg_attribute_noreturn();
 

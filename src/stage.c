@@ -130,9 +130,9 @@ StageCheckCount(MemtxTxn *t)
 }
 
 /*
- * Check the declared parents: they exist, are readable by the caller (one
- * that is not is refused like one that does not exist) and share the
- * namespace.  Returns the latest observed_at among them.
+ * Check the declared parents: they exist, are readable by the caller and
+ * share the namespace (one that is not, or does not, is refused like one
+ * that does not exist: 42704).  Returns the latest observed_at among them.
  */
 static bool
 StageCheckParents(MemtxCall *call, MemtxTxn *t, ArrayType *parents, int nparents,
@@ -143,16 +143,11 @@ StageCheckParents(MemtxCall *call, MemtxTxn *t, ArrayType *parents, int nparents
 
 	if (nparents == 0)
 		return false;
-	recs = RecFetchByIds(call, InvalidOid, parents, nparents, "parent record");
+	recs = RecFetchByIds(call, InvalidOid, parents, nparents, "parent record", t->namespace);
 	for (int i = 0; i < nparents; i++)
 	{
 		MemtxRec	rec = recs[i];
 
-		if (strcmp(rec.namespace, t->namespace) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("parent record %lld is in another namespace", (long long) rec.id),
-					 errdetail("No memtx operation spans two namespaces.")));
 		if (rec.has_observed && (!have || rec.observed_at > *latest))
 		{
 			*latest = rec.observed_at;

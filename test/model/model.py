@@ -598,9 +598,12 @@ class Model(VectorModel):
             if r is None or not self.readable(r, principal or agent):
                 problems.append("42704")    # §16: not readable = not existing
             elif r.ns != ns:
-                # §3: no operation spans two namespaces; READING: the SPEC
-                # names no code for a parent of another namespace
-                problems.append(None)
+                # §3: no operation spans two namespaces.  READING: a parent
+                # of another namespace is refused like an unknown one
+                # (42704): through a router (§20) the call runs on its
+                # namespace's node, where that record does not exist, and
+                # §20 promises the same answers as one server
+                problems.append("42704")
         if op["observed_at"] is not None and op["observed_at"] > self.now:
             problems.append("22008")        # §16 sources
         if not 0 <= op["confidence"] <= 1:
@@ -1052,11 +1055,13 @@ class Model(VectorModel):
         # reason.  README: the harness acting for an agent may name what
         # either reads.  READING: its order against the effect key's 23505 is
         # not given
-        # An input of another namespace exists: it is not visible (§3).
+        # READING: an input of another namespace is unknown too (42704), as
+        # a parent of another namespace is (argument_problems): §3, §20
         unknown = any(
             i not in self.records
             or not (self.readable(self.records[i], t.agent)
                     or self.readable(self.records[i], op["caller"]))
+            or self.records[i].ns != t.ns
             for i in op["inputs"])
         key = op["effect_key"]
         repeated = self.rule("§17 act repeated")
@@ -1084,12 +1089,7 @@ class Model(VectorModel):
                 # §16: a revoked or registry-listed transitive ancestor,
                 # itself included; README: then visibility, then
                 # action-safety, inputs in the order given
-                if x.ns != t.ns:
-                    # READING: an input of another namespace is not visible
-                    # (§3), whatever its state: §16's revoked_parent looks
-                    # at the transaction's namespace
-                    reasons.setdefault("input_not_visible", []).append(i)
-                elif (({i} | self.ancestors(i)) & dead
+                if (({i} | self.ancestors(i)) & dead
                       and self.readable(x, t.agent)):
                     # READING (README): an input the caller (a harness) may
                     # read but the agent may not is input_not_visible, so

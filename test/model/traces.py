@@ -71,9 +71,7 @@ are set per database on the nodes, since no session setting travels; the
 changes behind the API are made on the node.  Its traces are other traces
 than those of the same seed without --router; the ones that fail are
 written under regressions/router/, which it replays first (--replay-all:
-regressions/*.json too).  It draws no act input of the other node's
-namespace (an open difference between the router and one server) unless
---known, which also replays known/router/.
+regressions/*.json too); --known also replays known/router/.
 
 --rules all models every v3 rule (model.PENDING_ENGINE_RULES lists the ones
 the extension of this branch does not implement yet, which are left out by
@@ -928,9 +926,6 @@ class Generator:
         self.scenarios = []     # running scenarios (generators of calls)
         self.n = 0
         self.keys = {}          # effect key -> the call that used it
-        # through the router without --known: no act input of the other
-        # node's namespace (an open difference, known/router/)
-        self.one_node_inputs = False
         self.vector = False     # §19 calls drawn (main sets it)
 
     def config(self):
@@ -1341,13 +1336,6 @@ class Generator:
         if key is None and rnd.random() < 0.6:
             key = rnd.choice(("k1", "k2", "k3"))
         t = t or self.m.txs.get(self.ids.get(base.get("tx")))
-        if self.one_node_inputs and t is not None:
-            # §20: on the transaction's node a record of the other node's
-            # namespace is unknown (42704) where one server refuses it as
-            # input_not_visible: known/router/act-input-other-node.json
-            recs = self.m.records
-            inputs = [x for x in inputs if self.ids.get(x) not in recs
-                      or recs[self.ids[x]].ns == t.ns]
         call = dict(base, op="act",
                     tool=tool or rnd.choice(("refund", "note", "launch")),
                     args=args or rnd.choice(ARGS), inputs=inputs,
@@ -2236,7 +2224,6 @@ def run_traces(opts, seed, pending, agents, router):
         runner.agents = agents[:rnd.randint(2, opts.agents)]
         gen = Generator(rnd, runner.agents, opts.known,
                         lambda r: r not in pending)
-        gen.one_node_inputs = router is not None and not opts.known
         gen.vector = runner.vector
         ops = [gen.config()]
         runner.reset(ops[0])

@@ -48,8 +48,10 @@ SELECT root_id, record_id, kind, action, reason FROM memtx.abort(:tx2);
 SELECT pg_temp.try(format('SELECT memtx.act(%s, %L, %L, %L)', :tx1, 'issue_refund', '{}', '{424242}'));
 SELECT count(*) AS action_log_rows FROM memtx.action_log;
 
--- input_not_visible: a quarantined record, one in another namespace, one
--- committed after the snapshot; offenders are returned as blockers.  A
+-- input_not_visible: a quarantined record, one committed after the snapshot;
+-- offenders are returned as blockers.  An input of another namespace is
+-- refused like an unknown id (42704: no operation spans two namespaces, SPEC
+-- §3, and a router finds no such record on the namespace's node, §20).  A
 -- revoked input is refused with revoked_parent before visibility (SPEC §16)
 SELECT memtx.begin('medium') AS tx3 \gset
 SELECT memtx.stage(:tx3, 'order:843', 'refund_eligible', 'true', confidence => 0.1) AS r3 \gset

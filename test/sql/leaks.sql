@@ -34,12 +34,14 @@ SELECT memtx.begin() AS tx \gset
 SELECT pg_temp.err(format('SELECT memtx.stage(%s, ''e'', ''a'', ''1'', derived_from => ARRAY[%s]::bigint[])', :tx, :missing)) AS missing_parent,
        pg_temp.err(format('SELECT memtx.stage(%s, ''e'', ''a'', ''1'', derived_from => ARRAY[%s]::bigint[])', :tx, :private_rec)) AS unreadable_parent,
        pg_temp.err(format('SELECT memtx.stage(%s, ''e'', ''a'', ''1'', derived_from => ARRAY[%s]::bigint[])', :tx, :private_secret_ns)) AS unreadable_elsewhere;
--- a readable parent in another namespace: refused without naming either namespace
+-- a readable parent in another namespace: refused like an unknown id (42704),
+-- without naming either namespace
 SELECT pg_temp.err(format('SELECT memtx.stage(%s, ''e'', ''a'', ''1'', derived_from => ARRAY[%s]::bigint[])', :tx, :public_secret_ns)) AS readable_elsewhere;
 
 -- act: the same for inputs
 SELECT pg_temp.err(format('SELECT memtx.act(%s, ''notify'', ''{}'', ARRAY[%s]::bigint[])', :tx, :missing)) AS missing_input,
-       pg_temp.err(format('SELECT memtx.act(%s, ''notify'', ''{}'', ARRAY[%s]::bigint[])', :tx, :private_rec)) AS unreadable_input;
+       pg_temp.err(format('SELECT memtx.act(%s, ''notify'', ''{}'', ARRAY[%s]::bigint[])', :tx, :private_rec)) AS unreadable_input,
+       pg_temp.err(format('SELECT memtx.act(%s, ''notify'', ''{}'', ARRAY[%s]::bigint[])', :tx, :public_secret_ns)) AS readable_input_elsewhere;
 SELECT count(*) AS action_log_rows FROM memtx.action_log;
 
 -- revoke: the same for a record to retract; a readable record of another owner is 42501

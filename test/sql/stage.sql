@@ -59,7 +59,8 @@ SELECT id, observed_at AT TIME ZONE 'UTC' AS observed_utc FROM memtx.records WHE
 SELECT * FROM pg_temp.counts;
 SELECT pg_temp.try('SELECT memtx.stage(1, ''e'', ''a'', ''1'', derived_from => ARRAY[999])');
 SELECT pg_temp.try('SELECT memtx.stage(1, ''e'', ''a'', ''1'', derived_from => ARRAY[1, 999, 3])');
--- a parent in another namespace (22023), which the error does not name
+-- a parent in another namespace is refused like an unknown id (42704; SPEC
+-- §3, §20), and the error does not name the namespace
 SELECT memtx.begin(namespace => 'other') AS tx;   -- 2
 SELECT memtx.stage(2, 'alice', 'email', '"x@example.com"');   -- 13
 SELECT pg_temp.try('SELECT memtx.stage(1, ''e'', ''a'', ''1'', derived_from => ARRAY[13])');
