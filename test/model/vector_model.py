@@ -176,11 +176,13 @@ class VectorModel:
         problems = []
         model = self.models.get(op["model"])
         vec = op["embedding"]
+        if not finite(vec):
+            # see op_embed: pgvector's input refuses a non-finite vector
+            # (22000) before the call, whatever else is wrong with it
+            problems.append({"22023", "22000"})
         if model is None:
             problems.append({"42704"})      # README: an unknown model
-        elif not finite(vec):
-            problems.append({"22023", "22000"})     # see op_embed
-        elif len(vec) != model[0]:
+        elif finite(vec) and len(vec) != model[0]:
             # READING: the SPEC states the dims rule for embed; a query of
             # other dimensions has no distance to the model's vectors, and
             # the same 22023 (README, Errors) is the reading
