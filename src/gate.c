@@ -312,9 +312,9 @@ GateRevokedInputs(MemtxTxn *t, MemtxRec *recs, int n, Datum *offenders)
 /*
  * Check act's declared inputs (distinct, sorted, from RecIdArray); returns a
  * reason or MR_NONE, the offending ids in *bad.  Unknown ids, ids neither
- * the caller nor the agent may read and ids of another namespace are errors.  In order: revoked_parent
- * (at every tier and level, SPEC §16), then input_not_visible, then
- * input_not_action_safe.
+ * the caller nor the agent may read and ids of another namespace are errors.
+ * In order: revoked_parent (at every tier and level, SPEC §16), then
+ * input_not_visible, then input_not_action_safe.
  */
 static MemtxReason
 GateInputs(MemtxCall *call, MemtxTxn *t, ArrayType *inputs, int n, Datum *bad)

@@ -874,19 +874,18 @@ class Runner:
         want = {k: v for k, v in m.receipts.items() if v}
         if dict(rc) != want:
             bad("receipts", dict(rc), want)
+        # store-wide: every node holds the whole of it
+        want_epochs = {r: (e, r in m.fenced) for r, e in m.epochs.items()}
+        want_members = sorted((ns, r) for ns, rs in m.members.items()
+                              for r in rs)
         for i, st in enumerate(states):
-            # store-wide: every node holds the whole of it
             where = " on node %d" % i if self.router else ""
-            ep = {}
-            for role, epoch, fenced in st["epochs"]:
-                ep[role] = (epoch, fenced)
-            want = {r: (e, r in m.fenced) for r, e in m.epochs.items()}
-            if ep != want:
-                bad("writer epochs" + where, ep, want)
+            ep = {role: (epoch, fenced) for role, epoch, fenced in st["epochs"]}
+            if ep != want_epochs:
+                bad("writer epochs" + where, ep, want_epochs)
             mem = sorted(tuple(x) for x in st["members"])
-            want = sorted((ns, r) for ns, rs in m.members.items() for r in rs)
-            if mem != want:
-                bad("namespace members" + where, mem, want)
+            if mem != want_members:
+                bad("namespace members" + where, mem, want_members)
         if self.vector:
             V.compare_state(self, n, op, bad)
         if invariants:
@@ -1335,7 +1334,6 @@ class Generator:
                 pool, rnd.choice((0, 1, 1, 2)))]
         if key is None and rnd.random() < 0.6:
             key = rnd.choice(("k1", "k2", "k3"))
-        t = t or self.m.txs.get(self.ids.get(base.get("tx")))
         call = dict(base, op="act",
                     tool=tool or rnd.choice(("refund", "note", "launch")),
                     args=args or rnd.choice(ARGS), inputs=inputs,
