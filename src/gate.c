@@ -378,7 +378,9 @@ GateCheckActArgs(FunctionCallInfo fcinfo)
  * The decision of the call that used up effect key "key" of t's namespace,
  * if one did: serializes on the key's lock, then fills out[]/nulls[] (act's
  * result) and returns true; false when the key is unused.  A key used by a
- * call that differs in tool, agent or args is an error.
+ * call that differs in tool, agent or args is an error, and so is any use of
+ * a key whose action memtx.erase erased: its args are gone (JSON null), so
+ * no call can be shown to be its repeat, not even one whose args are null.
  */
 static bool
 GateEffectKeyReplay(MemtxTxn *t, text *key, const char *tool, Datum args,
@@ -407,7 +409,9 @@ GateEffectKeyReplay(MemtxTxn *t, text *key, const char *tool, Datum args,
 	if (SPI_execute_snapshot(MemtxPlan(&prior,
 									   "SELECT a.reason, a.action_id, a.blockers, "
 									   "       a.tool = $3 AND x.agent = $4 AND a.args::text = $5::text "
+									   "       AND r.erased_at IS NULL, r.erased_at IS NOT NULL "
 									   "FROM memtx.action_log a JOIN memtx.transactions x ON x.id = a.tx_id "
+									   "JOIN memtx.records r ON r.id = a.action_id "
 									   "WHERE a.namespace = $1 AND a.effect_key = $2 AND a.allowed",
 									   5, types),
 							 values, NULL, GetLatestSnapshot(), InvalidSnapshot,
@@ -415,6 +419,13 @@ GateEffectKeyReplay(MemtxTxn *t, text *key, const char *tool, Datum args,
 		elog(ERROR, "SPI_execute_snapshot failed");
 	if (SPI_processed == 0)
 		return false;
+	if (MemtxGetBool(0, 5))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("effect key \"%s\" is already used by a call that was erased", keystr),
+				 errdetail("memtx.erase removed the arguments of that call, so no call can be matched to "
+						   "it as a repeat; the key stays used up."),
+				 errhint("Use a new effect key for a different effect.")));
 	if (!MemtxGetBool(0, 4))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNIQUE_VIOLATION),

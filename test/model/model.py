@@ -209,6 +209,7 @@ class Model(VectorModel):
         self.action_log = []                # §5: (tx, tool, allowed, reason, action, key, args)
         self.receipts = {}                  # §11: ns -> [(kind, subject, disposition, reason)]
         self.receipt_moves = {}             # §17: ns -> [ids whose state moved, per receipt]
+        self.receipt_names = {}             # §17: ns -> [the record each receipt names, or None]
         self.moved = {}                     # §17: ns -> ids moved since its last receipt
         self.pos = 0                        # one global order (§1)
         self.seq = 0                        # commit sequence (§3 snapshot)
@@ -269,6 +270,7 @@ class Model(VectorModel):
         m.action_log = list(self.action_log)
         m.receipts = {k: list(v) for k, v in self.receipts.items()}
         m.receipt_moves = {k: list(v) for k, v in self.receipt_moves.items()}
+        m.receipt_names = {k: list(v) for k, v in self.receipt_names.items()}
         m.moved = {k: set(v) for k, v in self.moved.items()}
         self.vector_clone(m)
         return m
@@ -392,11 +394,15 @@ class Model(VectorModel):
             r.state, r.reason = state, reason
             self.history.setdefault(r.id, []).append((state, reason, self.now))
 
-    def receipt(self, ns, kind, subject, disposition, reason):
+    def receipt(self, ns, kind, subject, disposition, reason, record=None):
+        """Appends a receipt; record: the record it names (a commit's or a
+        record retraction's subject, an allowed act's action), whose state
+        it settles (§17) even when it did not move it."""
         self.receipts.setdefault(ns, []).append(
             (kind, subject, disposition, reason))
         self.receipt_moves.setdefault(ns, []).append(
             frozenset(self.moved.pop(ns, ())))
+        self.receipt_names.setdefault(ns, []).append(record)
 
     def log(self, root, rid, action, reason, note):
         self.rollback.append((root, rid, self.records[rid].kind, action,
@@ -783,7 +789,8 @@ class Model(VectorModel):
             reason, beaten = self.check_record(r, t)
             if reason:
                 self.move(r, "quarantined", reason)
-                self.receipt(t.ns, "commit", rid, "quarantined", reason)
+                self.receipt(t.ns, "commit", rid, "quarantined", reason,
+                             record=rid)
                 self.repair_actions_of(r)
             else:
                 for x in beaten:
@@ -792,7 +799,7 @@ class Model(VectorModel):
                 r.committed_seq = self.seq
                 self.move(r, "action_safe" if t.tier == "external_action"
                           else "committed", None)
-                self.receipt(t.ns, "commit", rid, r.state, None)
+                self.receipt(t.ns, "commit", rid, r.state, None, record=rid)
                 passed += 1
             r.salt = True
             rows.append((rid, r.state, r.reason))
@@ -913,7 +920,8 @@ class Model(VectorModel):
             return ("err", {"42501"})       # §12: revoke is a write
         rows = self.cascade(r.id, "revoked", op.get("note", "n"))
         if rows:
-            self.receipt(r.ns, "retract", r.id, "retracted", "revoked")
+            self.receipt(r.ns, "retract", r.id, "retracted", "revoked",
+                         record=r.id)
         return ("ok", rows)
 
     def op_resolve(self, op, new_id):
@@ -933,7 +941,8 @@ class Model(VectorModel):
             # README: rejecting revokes it with reason revoked, note
             # "review rejected"
             self.cascade(r.id, "revoked", "review rejected")
-            self.receipt(r.ns, "retract", r.id, "retracted", "revoked")
+            self.receipt(r.ns, "retract", r.id, "retracted", "revoked",
+                         record=r.id)
             return ("ok", "revoked")
         if any(self.records[a].state not in ACTIVE or a in self.registry
                for a in self.ancestors(r.id)):
@@ -949,7 +958,7 @@ class Model(VectorModel):
         self.move(r, "tentative", OneOf("needs_review", None))
         self.move(r, "action_safe" if t.tier == "external_action"
                   else "committed", None)
-        self.receipt(r.ns, "commit", r.id, r.state, None)
+        self.receipt(r.ns, "commit", r.id, r.state, None, record=r.id)
         return ("ok", r.state)
 
     def op_outcome(self, op, new_id):
@@ -1067,7 +1076,11 @@ class Model(VectorModel):
         repeated = self.rule("§17 act repeated")
         if key is not None and (t.ns, key) in self.effect_keys:
             tool, agent, kargs, result = self.effect_keys[t.ns, key]
-            if (tool, agent, kargs) == (op["tool"], t.agent, args):
+            # READING §13 × §16: erasing the action that used the key up
+            # nulls its args, so no call can be matched to it as a repeat:
+            # every later use of the key is 23505 (README, act)
+            if ((tool, agent, kargs) == (op["tool"], t.agent, args)
+                    and not self.records[result[2]].erased):
                 if unknown:
                     return ("any", None)
                 return ("ok", result + (True,) if repeated else result)
@@ -1135,7 +1148,7 @@ class Model(VectorModel):
         result = (True, None, new_id, [])
         self.action_log.append((t.id, op["tool"], True, None, new_id, key,
                                 args))
-        self.receipt(t.ns, "act", t.id, "allowed", None)
+        self.receipt(t.ns, "act", t.id, "allowed", None, record=new_id)
         if key is not None:
             self.effect_keys[t.ns, key] = (op["tool"], t.agent, args, result)
         return ("ok", result + (False,) if repeated else result)
@@ -1275,7 +1288,8 @@ class Model(VectorModel):
                 self.action_log = [
                     e[:6] + ("null",) if e[4] == x.id else e
                     for e in self.action_log]
-            self.receipt(x.ns, "retract", x.id, "retracted", "erased")
+            self.receipt(x.ns, "retract", x.id, "retracted", "erased",
+                         record=x.id)
         return ("ok", rows)
 
     def restored_chain_reaches(self, x, rid):
@@ -1408,50 +1422,67 @@ class Model(VectorModel):
 
     def tamper_target(self, op):
         """§11 (§17): the lowest seq verify_receipts must report after a
-        change behind the API, or None when it reports none."""
+        change behind the API, or None when it reports none.  A change that
+        reaches nothing (a seq past the chain's end, a record of another
+        namespace: a shrunk trace keeps such calls) is reported by nothing."""
         ns, kind, index = op["namespace"], op["kind"], op["index"]
         chain = self.receipts.get(ns, [])
+        moves = self.receipt_moves.get(ns, [])
+        names = self.receipt_names.get(ns, [])
         if kind in ("hash", "body", "column", "prev_hash"):
-            return index + 1
+            return index + 1 if index < len(chain) else None
         if kind == "delete_last":
+            if not chain:
+                return None
             # the missing receipt, or lower: §17 receipts anchor states, so
             # a record whose state that receipt's call moved now differs from
             # what the rest of the chain gives it, reported at the receipt
             # that last settled it (READING: which receipts settle a record
             # is the engine's bookkeeping of bodies; the model offers every
-            # earlier receipt whose call moved that record)
-            moves = self.receipt_moves.get(ns, [])
+            # earlier receipt that moved or named that record)
             lower = set()
-            for rid in (moves[-1] if moves else ()):
-                earlier = [i + 1 for i, m in enumerate(moves[:-1]) if rid in m]
+            for rid in moves[-1] | {names[-1]} - {None}:
+                earlier = [i + 1 for i in range(len(chain) - 1)
+                           if rid in moves[i] or names[i] == rid]
                 if earlier:
                     lower.add(earlier[-1])
             if not lower:
                 return len(chain)
             return OneOf(len(chain), *sorted(lower))
+        r = self.records.get(op["record"])
+        if r is None or r.ns != ns:
+            return None
+        rid = r.id
+        commits = [i + 1 for i, rc in enumerate(chain)
+                   if rc[0] == "commit" and names[i] == rid]
         if kind == "value":
             # a value digest no longer matching its record, unless erased
-            rid = op["record"]
-            if self.records[rid].erased:
+            if r.erased:
                 return None
-            seqs = [i + 1 for i, rc in enumerate(chain)
-                    if rc[0] == "commit" and rc[1] == rid]
-            return seqs[0] if seqs else None
+            return commits[0] if commits else None
         if kind == "state":
             # §17 receipts anchor states: the receipt that last settled it
-            rid = op["record"]
-            seqs = [i + 1 for i, rc in enumerate(chain)
-                    if rc[1] == rid and rc[0] in ("commit", "retract")]
-            if not seqs:
-                return None
-            # READING (as for delete_last): a later receipt whose call moved
-            # the record (a supersession or repair its body lists) settled it
-            # last; which receipts list a record is the engine's bookkeeping
-            # of bodies, so the model offers that one and its own receipt
-            moved = [i + 1 for i, mv in enumerate(
-                self.receipt_moves.get(ns, [])) if rid in mv]
-            later = max(moved + seqs)
-            return seqs[-1] if later == seqs[-1] else OneOf(later, seqs[-1])
+            # (its commit, act or retraction, or a later one whose call moved
+            # it: a supersession or repair its body lists).  READING: which
+            # receipts list a record is the engine's bookkeeping of bodies,
+            # so the model offers the last that moved or named it and the
+            # last that named it
+            own = [i + 1 for i in range(len(chain)) if names[i] == rid]
+            settled = own + [i + 1 for i in range(len(chain))
+                             if rid in moves[i]]
+            if r.erased and commits:
+                # an erased record made active again is no longer erased as
+                # §17 requires, so its commit receipt's digest no longer has
+                # an excuse: reported there, the lowest
+                return commits[0]
+            if not settled:
+                # README (verify_receipts): a record no receipt names (a
+                # tentative one, flipped) at the seq after the chain's last
+                return len(chain) + 1
+            later = max(settled)
+            if not own or later == own[-1]:
+                return later
+            return OneOf(later, own[-1])
         if kind == "erased_at":
             # READING: §17 names no seq for a fake erasure; the README
             # (verify_receipts) reports it at a receipt of the chain, or, for

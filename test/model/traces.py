@@ -1722,8 +1722,14 @@ class Generator:
         yield t
         base = {"caller": a, "tx": t["label"]}
         tool = rnd.choice(("note", "refund"))
-        yield self.act(base, None, inputs=[], key=key, tool=tool,
-                       args='{"n": 1}')
+        first = self.act(base, None, inputs=[], key=key, tool=tool,
+                         args='{"n": 1}')
+        yield first
+        if rnd.random() < 0.3:
+            # §13 × §16: erasure nulls the args the key bound; no call is a
+            # repeat afterwards, not even one with JSON null args
+            yield {"op": "erase", "caller": "harness",
+                   "record": first["label"]}
         for _ in range(rnd.randint(1, 3)):
             p = rnd.random()
             if p < 0.3:
@@ -1731,7 +1737,8 @@ class Generator:
                                args=rnd.choice(('{"n":1}', '{"n": 1}')))
             elif p < 0.55:
                 yield self.act(base, None, inputs=[], key=key, tool=tool,
-                               args=rnd.choice(('{"n": 2}', '{"n": 1.0}')))
+                               args=rnd.choice(('{"n": 2}', '{"n": 1.0}',
+                                                'null')))
             elif p < 0.75:
                 yield self.act(base, None, inputs=[], key=key,
                                tool="note" if tool == "refund" else "refund",

@@ -99,4 +99,18 @@ SELECT pg_temp.try($$INSERT INTO memtx.action_log (tx_id, namespace, tool, rever
                      VALUES (1, 'default', 'issue_refund', false, true, 'refund-841',
                              pg_current_snapshot(), pg_current_xact_id(), 0)$$);
 
+-- a key whose action is erased (SPEC §13) stays used, and no call is its
+-- repeat: erasure nulled the args it bound, so neither the same args nor
+-- JSON null (what the log now holds) match it; 23505, nothing recorded
+SELECT memtx.begin('medium') AS tx6 \gset
+SELECT action_id AS act6 FROM memtx.act(:tx6, 'issue_refund', '{"order": 960}', effect_key => 'refund-960') \gset
+SELECT count(*) FROM memtx.erase(:act6, 'erasure request');
+SELECT args, allowed FROM memtx.action_log WHERE effect_key = 'refund-960';
+SELECT * FROM pg_temp.counts();
+SELECT pg_temp.try(format('SELECT memtx.act(%s, %L, %L, effect_key => %L)',
+                          :tx6, 'issue_refund', '{"order": 960}', 'refund-960'));
+SELECT pg_temp.try(format('SELECT memtx.act(%s, %L, %L, effect_key => %L)',
+                          :tx6, 'issue_refund', 'null', 'refund-960'));
+SELECT * FROM pg_temp.counts();
+
 DROP ROLE regress_memtx_other;
