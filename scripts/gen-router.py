@@ -50,6 +50,7 @@ ROUTES = {
     "propose": ("namespace", "namespace"),
     "outcome": ("namespace", "namespace"),
     "lookup": ("namespace", "namespace"),
+    "search": ("namespace", "namespace"),
     "read_as_of": ("namespace", "namespace"),
     "stage": ("id", "tx"),
     "stage_many": ("id", "tx"),

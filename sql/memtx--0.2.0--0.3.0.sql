@@ -998,3 +998,24 @@ CREATE TRIGGER records_references BEFORE UPDATE OF tx_id, namespace ON memtx.rec
 CREATE TRIGGER records_references_inserted AFTER INSERT ON memtx.records
     REFERENCING NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION memtx.reference_check_inserted();
+
+-- memtx.search: memtx.recall's ranking over memtx.lookup's records, without a
+-- transaction (what a store's search reads).
+-- The active records only, for memtx.search: a search of the present reads
+-- and ranks none of the versions a slot's updates superseded.  A new record
+-- adds one entry; a superseded one leaves the index.
+CREATE INDEX records_recall_active_idx ON memtx.records USING gin (memtx.recall_document(entity, attribute, value))
+    WHERE memtx.is_active(state);
+
+CREATE FUNCTION memtx.search(query text, k integer DEFAULT 8, entity_prefix text DEFAULT NULL,
+                             namespace text DEFAULT 'default', valid_at timestamptz DEFAULT NULL)
+    RETURNS TABLE (record_id bigint, entity text, attribute text, value jsonb, rank real)
+    AS 'MODULE_PATHNAME', 'memtx_search'
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off;
+COMMENT ON FUNCTION memtx.search(text, integer, text, text, timestamptz) IS 'ranked full-text search without a transaction: the best k active records the caller may read that match the query (websearch syntax), ranked as memtx.recall ranks, valid at valid_at when given, best first; writes nothing (runs on a hot standby); namespace members only';
+REVOKE ALL ON FUNCTION memtx.search(text, integer, text, text, timestamptz) FROM PUBLIC;
+-- Anyone's read, as lookup: only what the calling role may read, of a
+-- namespace it is a member of.
+GRANT EXECUTE ON FUNCTION memtx.search(text, integer, text, text, timestamptz) TO PUBLIC;

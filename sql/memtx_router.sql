@@ -1293,6 +1293,40 @@ END
 $body$;
 COMMENT ON FUNCTION memtx.revoke_namespace(text, text) IS 'harness: withdraw a namespace grant; later begins of the role there are refused, open transactions run on (router: runs on every node in turn)';
 
+-- memtx.search(text,integer,text,text,timestamp with time zone): runs on the node of argument namespace
+CREATE FUNCTION memtx_router.search(query text, k integer, entity_prefix text, namespace text, valid_at timestamp with time zone)
+    RETURNS TABLE (record_id bigint, entity text, attribute text, value jsonb, rank real)
+    LANGUAGE plproxy VOLATILE
+AS $plproxy$
+    CLUSTER 'memtx_nodes';
+    RUN ON memtx_router.namespace_route(namespace);
+    TARGET memtx.search;
+$plproxy$;
+COMMENT ON FUNCTION memtx_router.search(text, integer, text, text, timestamp with time zone) IS 'the remote call of memtx.search, on the node of its namespace';
+CREATE FUNCTION memtx.search(query text, k integer DEFAULT 8, entity_prefix text DEFAULT NULL::text, namespace text DEFAULT 'default'::text, valid_at timestamp with time zone DEFAULT NULL::timestamp with time zone)
+    RETURNS TABLE (record_id bigint, entity text, attribute text, value jsonb, rank real)
+    LANGUAGE plpgsql VOLATILE
+AS $body$
+DECLARE
+    memtx_router_state text;
+    memtx_router_message text;
+    memtx_router_detail text;
+    memtx_router_hint text;
+BEGIN
+    IF session_user <> current_user THEN PERFORM memtx_router.check_caller(); END IF;
+    BEGIN
+        RETURN QUERY SELECT * FROM memtx_router.search($1, $2, $3, $4, $5);
+        RETURN;
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS memtx_router_state = RETURNED_SQLSTATE, memtx_router_message = MESSAGE_TEXT,
+            memtx_router_detail = PG_EXCEPTION_DETAIL, memtx_router_hint = PG_EXCEPTION_HINT;
+        PERFORM memtx_router.raise_node_error(memtx_router.namespace_route($4), memtx_router_state, memtx_router_message,
+                                              memtx_router_detail, memtx_router_hint);
+    END;
+END
+$body$;
+COMMENT ON FUNCTION memtx.search(text, integer, text, text, timestamp with time zone) IS 'ranked full-text search without a transaction: the best k active records the caller may read that match the query (websearch syntax), ranked as memtx.recall ranks, valid at valid_at when given, best first; writes nothing (runs on a hot standby); namespace members only (router: runs on the node of its namespace)';
+
 -- memtx.set_role_tier(text,memtx.risk_tier): every node in turn (void)
 CREATE FUNCTION memtx_router.set_role_tier_on(memtx_router_node integer, role text, tier memtx.risk_tier)
     RETURNS void

@@ -23,10 +23,10 @@ extern TSQuery RetrievalQuery(Datum query);
 /*
  * The matches of query in namespace ns, best first (rank descending, id), as
  * an open cursor of memtx.records rows with a column recall_rank; prefix
- * and valid_at filter when not NULL.
+ * and valid_at filter when not NULL, active_only keeps the active states.
  */
 extern Portal RetrievalTextOpen(const char *ns, TSQuery query, Datum prefix, bool no_prefix,
-								Datum valid_at, bool no_valid_at);
+								Datum valid_at, bool no_valid_at, bool active_only);
 
 /* The largest batch of matches a recall reads at once (VisScan). */
 #define RECALL_MAX_BATCH 4096

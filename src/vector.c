@@ -563,7 +563,7 @@ memtx_recall_similar(PG_FUNCTION_ARGS)
 	if (query != NULL && query->size > 0)
 		(void) VisScan(t, RetrievalTextOpen(t->namespace, query,
 											PG_GETARG_DATUM(4), PG_ARGISNULL(4),
-											PG_GETARG_DATUM(6), PG_ARGISNULL(6)),
+											PG_GETARG_DATUM(6), PG_ARGISNULL(6), false),
 					   k, RECALL_MAX_BATCH, VectorTextEmit, &text);
 
 	rows = palloc(sizeof(VectorHit) * (vec.n + text.n + 1));

@@ -2,7 +2,8 @@
  * visscan.c — the first rows of a cursor that a transaction can see.
  *
  * memtx.recall, memtx.recall_similar and the action gate each want the
- * first few rows of an ordered cursor that one transaction can see, and
+ * first few rows of an ordered cursor that one transaction can see (and
+ * memtx.search those the calling role may read of the active ones), and
  * visibility is decided outside the query (VisVisibleMany), so a query
  * cannot filter it.  Reading row by row would run one visibility pass per
  * row; reading everything would judge rows past the last one needed.  So
@@ -37,8 +38,13 @@ VisScanNextBatch(long batch, int first_batch, long max_batch, uint64 nread, uint
 	return Min(next, max_batch);
 }
 
-bool
-VisScan(MemtxTxn *t, Portal portal, int first_batch, long max_batch, VisScanEmit emit, void *arg)
+/*
+ * The scan of VisScan (t given) and VisScanCurrent (t NULL: the active rows
+ * reader may read).
+ */
+static bool
+VisScanWith(MemtxTxn *t, Oid reader, Portal portal, int first_batch, long max_batch,
+			VisScanEmit emit, void *arg)
 {
 	MemoryContext batchcxt;
 	bool		stopped = false;
@@ -61,7 +67,11 @@ VisScan(MemtxTxn *t, Portal portal, int first_batch, long max_batch, VisScanEmit
 		n = SPI_processed;
 		recs = RecDecodeAll(tt, n);
 		visible = palloc(sizeof(bool) * (n + 1));
-		VisVisibleMany(t, recs, (int) n, visible);
+		if (t != NULL)
+			VisVisibleMany(t, recs, (int) n, visible);
+		else
+			for (uint64 i = 0; i < n; i++)
+				visible[i] = MEMTX_IS_ACTIVE(recs[i].state) && VisReadable(reader, &recs[i]);
 		for (uint64 i = 0; i < n && !stopped; i++)
 			if (visible[i])
 			{
@@ -79,4 +89,16 @@ VisScan(MemtxTxn *t, Portal portal, int first_batch, long max_batch, VisScanEmit
 	SPI_cursor_close(portal);
 	MemoryContextDelete(batchcxt);
 	return stopped;
+}
+
+bool
+VisScan(MemtxTxn *t, Portal portal, int first_batch, long max_batch, VisScanEmit emit, void *arg)
+{
+	return VisScanWith(t, InvalidOid, portal, first_batch, max_batch, emit, arg);
+}
+
+bool
+VisScanCurrent(Oid reader, Portal portal, int first_batch, long max_batch, VisScanEmit emit, void *arg)
+{
+	return VisScanWith(NULL, reader, portal, first_batch, max_batch, emit, arg);
 }

@@ -25,4 +25,12 @@ typedef bool (*VisScanEmit) (MemtxRec *rec, HeapTuple tuple, TupleDesc desc, voi
 extern bool VisScan(MemtxTxn *t, Portal portal, int first_batch, long max_batch,
 					VisScanEmit emit, void *arg);
 
+/*
+ * The same without a transaction: the rows that are active (committed or
+ * action_safe) and that role reader may read (VisReadable), as memtx.lookup
+ * keeps them.
+ */
+extern bool VisScanCurrent(Oid reader, Portal portal, int first_batch, long max_batch,
+						   VisScanEmit emit, void *arg);
+
 #endif							/* MEMTX_VISSCAN_H */

@@ -1373,6 +1373,32 @@ class Model(VectorModel):
                      or contains(self.records[rid].valid, op["valid_at"]))]
         return ("ok", rows)
 
+    def op_search(self, op, new_id):
+        """memtx.search (README: SPEC is silent; recall without a
+        transaction, as lookup is read without one): §14 recall's matching
+        and ranking over lookup's records — the active records of the
+        namespace the caller may read — with no transaction and no write;
+        k checked first, then tenancy (§17)."""
+        if not 1 <= op["k"] <= 1000:
+            return ("err", {"22003"})
+        ns = op.get("namespace") or DEFAULT_NS
+        caller = op["caller"]
+        if self.rule("§17 read tenancy") and not self.member(caller, ns):
+            return ("err", {"42501"})
+        words = self.query_words(op["query"])
+        hits = []
+        for rid in sorted(self.records) if words else ():
+            r = self.records[rid]
+            if (r.ns == ns and r.state in ACTIVE and self.readable(r, caller)
+                    and (op.get("entity_prefix") is None
+                         or r.entity.startswith(op["entity_prefix"]))
+                    and self.document_matches(r, words, op["query"])
+                    and (op.get("valid_at") is None
+                         or contains(r.valid, op["valid_at"]))):
+                hits.append(rid)
+        # equal ranks (see document_matches): rank desc, then id
+        return ("ok", hits[:op["k"]])
+
     # --- lineage (§9, §17)
 
     def op_lineage(self, op, new_id):
@@ -1430,7 +1456,16 @@ class Model(VectorModel):
         moves = self.receipt_moves.get(ns, [])
         names = self.receipt_names.get(ns, [])
         if kind in ("hash", "body", "column", "prev_hash"):
-            return index + 1 if index < len(chain) else None
+            if index >= len(chain):
+                return None
+            rid = names[index]
+            if (kind == "column" and chain[index][0] == "retract"
+                    and chain[index][3] == "erased"):
+                # the reason column changed: the receipt no longer records
+                # an erasure, so the erased record's commit receipt loses its
+                # digest's excuse (§17), reported there, lower
+                return self.first_commit(ns, rid) or index + 1
+            return index + 1
         if kind == "delete_last":
             if not chain:
                 return None
@@ -1446,6 +1481,12 @@ class Model(VectorModel):
                            if rid in moves[i] or names[i] == rid]
                 if earlier:
                     lower.add(earlier[-1])
+            if chain[-1][0] == "retract" and chain[-1][3] == "erased":
+                # an erasure without its receipt: the erased record's commit
+                # receipt loses its digest's excuse (§17)
+                first = self.first_commit(ns, names[-1])
+                if first:
+                    lower.add(first)
             if not lower:
                 return len(chain)
             return OneOf(len(chain), *sorted(lower))
@@ -1456,9 +1497,15 @@ class Model(VectorModel):
         commits = [i + 1 for i, rc in enumerate(chain)
                    if rc[0] == "commit" and names[i] == rid]
         if kind == "value":
-            # a value digest no longer matching its record, unless erased
-            if r.erased:
-                return None
+            # a value digest no longer matching its record; an erased
+            # record's is excused only while its value is null (§17), so a
+            # changed one is reported there too
+            if r.erased and not commits:
+                # READING: no digest to report; "not erased as erasure
+                # requires" at a receipt that names it or the seq after the
+                # last
+                return OneOf(*[i + 1 for i in range(len(chain))
+                               if names[i] == rid], len(chain) + 1)
             return commits[0] if commits else None
         if kind == "state":
             # §17 receipts anchor states: the receipt that last settled it
@@ -1490,6 +1537,14 @@ class Model(VectorModel):
             # receipt: the seq after the last
             return OneOf(*range(1, len(chain) + 2))
         raise ValueError(kind)
+
+    def first_commit(self, ns, rid):
+        """The seq of the first commit receipt of record rid in ns, or None."""
+        names = self.receipt_names.get(ns, [])
+        for i, rc in enumerate(self.receipts.get(ns, [])):
+            if rc[0] == "commit" and names[i] == rid:
+                return i + 1
+        return None
 
     def op_tamper(self, op, new_id):
         """A change behind the API in a rolled-back SQL transaction, then

@@ -175,7 +175,7 @@ def shape(kind, rows):
         return sorted(tuple(r) for r in rows)
     if kind in ("read", "expire"):
         return sorted(r[0] for r in rows)
-    if kind in ("recall", "lookup"):
+    if kind in ("recall", "lookup", "search"):
         return [r[0] for r in rows]
     if kind == "gate":
         a, r, b = rows[0]
@@ -580,6 +580,11 @@ class Runner:
                          ts(op["valid_at"])))
             return ("SELECT record_id FROM memtx.recall(%s, %s, %s, %s)",
                     (op["tx"], op["query"], op["k"], op["entity_prefix"]))
+        if kind == "search":
+            return ("SELECT record_id FROM memtx.search(%s, %s, %s, %s, %s)",
+                    (op["query"], op["k"], op["entity_prefix"],
+                     op.get("namespace") or M.DEFAULT_NS,
+                     ts(op.get("valid_at"))))
         if kind == "lookup":
             if op.get("valid_at") is not None:
                 return ("SELECT id FROM memtx.lookup(%s, %s, %s, valid_at => %s)",
@@ -749,7 +754,7 @@ class Runner:
                            else "%s %s" % got[1][2:4])] += 1
         elif kind == "tamper":
             cov["tamper found at %s" % ("a seq" if got[1] else "none")] += 1
-        elif kind in ("recall", "lookup", "read_as_of", "read"):
+        elif kind in ("recall", "lookup", "search", "read_as_of", "read"):
             cov["%s %s" % (kind, "rows" if got[1] else "empty")] += 1
         else:
             cov[kind] += 1
@@ -1203,9 +1208,9 @@ class Generator:
             ("begin", "stage", "commit", "abort", "read", "revoke", "gate",
              "act", "expire", "tick", "propose", "outcome", "restore",
              "erase", "fence", "read_as_of", "recall", "lookup", "verify",
-             "registry", "lineage") + V.KINDS,
+             "registry", "lineage", "search") + V.KINDS,
             (9, 30, 14, 4, 10, 6, 6, 10, 2, 8, 6, 2, 2, 1, 1, 2, 3, 3, 1, 1,
-             1) + ((1, 7, 5) if self.vector else (0, 0, 0)))[0]
+             1, 2) + ((1, 7, 5) if self.vector else (0, 0, 0)))[0]
         if not txs:
             choice = "begin"
         if choice == "tick":
@@ -1265,6 +1270,8 @@ class Generator:
             return self.read_as_of()
         if choice == "lookup":
             return self.lookup()
+        if choice == "search":
+            return self.search()
         if choice == "verify":
             return self.verify()
         if choice == "lineage" and recs:
@@ -1382,6 +1389,19 @@ class Generator:
                 "entity": rnd.choice(("e1", "e2", "e3", None)),
                 "attribute": rnd.choice(("x", "y", None)),
                 "namespace": ns, "valid_at": valid_at}
+
+    def search(self):
+        """memtx.search: recall's queries, k and prefixes, a namespace and a
+        reader as lookup's."""
+        rnd = self.rnd
+        ns = self.namespace()
+        call = {"op": "search", "caller": self.reader(ns), "namespace": ns,
+                "query": rnd.choice(QUERIES),
+                "k": rnd.choice((1, 2, 8, 8, 1000, 0, 1001)),
+                "entity_prefix": rnd.choice(PREFIXES)}
+        if self.rule("§18 valid_at") and rnd.random() < 0.3:
+            call["valid_at"] = self.m.now + rnd.choice((-60, 0, 1, 60))
+        return call
 
     def lookup(self, ns=None, entity=None, attribute=None):
         rnd = self.rnd

@@ -49,10 +49,10 @@
  * listNamespaces read the store's active records under row-level security
  * with the same predicate (`memtx.is_active`) and write nothing either, so
  * every read of the store sees the same items and runs on a hot standby.  A
- * search with a query matches recall's document (`memtx.recall_document`,
- * through recall's GIN index) and ranks as `memtx.recall` does (ts_rank of
- * websearch_to_tsquery('english', query)); it is one statement, prepared
- * once per connection when the search has no filter.  It is not a
+ * search with a query matches recall's document (`memtx.recall_document`)
+ * and ranks as `memtx.recall` does (ts_rank of websearch_to_tsquery('english',
+ * query)); without a filter it is `memtx.search`, served by the GIN index of
+ * the active records, one prepared statement (see #match).  It is not a
  * `memtx.recall` in a memtx transaction: a LangGraph search stages nothing
  * that a read set could protect, and recall's isolation levels (SPEC §3:
  * the role's tier, verified_read by default, hides a record with an
@@ -228,6 +228,27 @@ const HEAD = {
   text: `SELECT CASE count(*) WHEN 0 THEN 0 WHEN 1 THEN min(r.id) END AS head
            FROM memtx.lookup(entity => $1::text, attribute => $2::text, namespace => $3::text) r
           WHERE r.valid && coalesce(${VALIDITY('$4')}, '(,)'::tstzrange)`,
+};
+// memtx.search's largest k
+const SEARCH_MAX_K = 1000;
+// a search with a query and no filter: memtx.search's best k matches ($4), one row per matching
+// slot with what get answers for it (its latest active record), by the slot's best rank, then that
+// record's id; found: how many matches memtx.search returned (k: there may be more)
+const SEARCH = {
+  name: 'memtx_store_search',
+  text: `WITH s AS MATERIALIZED (
+           SELECT * FROM memtx.search(query => $2::text, k => $4::integer, entity_prefix => $3::text,
+                                      namespace => $1::text, valid_at => memtx.now())),
+         slots AS (SELECT s.entity, s.attribute, max(s.rank) AS score FROM s GROUP BY s.entity, s.attribute)
+  SELECT latest.id AS record_id, slots.entity, slots.attribute, latest.value, slots.score,
+         latest.created_at AS updated_at, latest.first_created_at AS created_at, (SELECT count(*) FROM s) AS found
+    FROM slots
+   CROSS JOIN LATERAL (
+         SELECT r.id, r.value, r.created_at, ${CREATED_AT} AS first_created_at
+           FROM memtx.lookup(entity => slots.entity, attribute => slots.attribute, namespace => $1::text,
+                             valid_at => memtx.now()) r
+          ORDER BY r.id DESC LIMIT 1) latest
+   ORDER BY slots.score DESC, latest.id`,
 };
 const DELETE = {
   name: 'memtx_store_delete',
@@ -495,15 +516,49 @@ export class MemtxStore extends BaseStore {
   }
 
   /**
-   * A search with a query: the active records under the prefix whose recall
-   * document (memtx.recall_document, SPEC §14: the words memtx.recall
-   * matches, served by its GIN index) matches the query, ranked by
-   * ts_rank as recall ranks, best first, filtered and paged; one
-   * statement that writes nothing, like get and a search without a query.
+   * A search with a query: the items under the prefix whose recall document
+   * (memtx.recall_document, SPEC §14) matches the query, best first (ts_rank
+   * of websearch_to_tsquery('english', query), as memtx.recall ranks), then
+   * filtered and paged; one statement that writes nothing, like get and a
+   * search without a query.  Without a filter it is memtx.search (the best
+   * matches among the active records the role may read, through the GIN
+   * index of the active records: neither the store nor a slot's history is
+   * read), each matching slot answered with what get answers (its latest
+   * active record: every active record of a slot valid now has one value,
+   * single truth, so the slot's latest matches too).  The first call asks
+   * for offset + limit matches; a slot may hold several of them (records of
+   * one value), so while a full answer holds fewer slots than the page
+   * needs the call asks again for twice as many (up to memtx.search's 1000,
+   * then the query below).
    * @param {Queryable} q
    * @param {import('@langchain/langgraph-checkpoint').SearchOperation & { query: string }} op
    */
-  async #match(q, { namespacePrefix, query, filter, limit = 10, offset = 0 }) {
+  async #match(q, op) {
+    const { namespacePrefix, query, filter, limit = 10, offset = 0 } = op;
+    if (filter === undefined || filter === null || Object.keys(filter).length === 0) {
+      const wanted = offset + limit;
+      for (let k = Math.max(wanted, 1); k <= SEARCH_MAX_K; k = Math.min(k * 2, SEARCH_MAX_K)) {
+        const { rows } = await q.query({ ...SEARCH, values: [this.namespace, query, encodeNamespace(namespacePrefix), k] });
+        // fewer matches than asked for: memtx.search returned every match there is
+        const exhausted = rows.length === 0 || Number(rows[0].found) < k;
+        if (rows.length >= wanted || exhausted) return rows.slice(offset, wanted).map((row) => toItem(row, true));
+        if (k === SEARCH_MAX_K) break;
+      }
+    }
+    return this.#matchScanned(q, op);
+  }
+
+  /**
+   * A search with a query and a filter (or past memtx.search's 1000 best):
+   * the active records under the prefix whose recall document matches,
+   * ranked, filtered and paged in one statement over memtx.records under
+   * row-level security.  The full-text match is not leakproof, so under
+   * row-level security the GIN index cannot serve it: this reads the
+   * namespace's records (README, MemtxStore).
+   * @param {Queryable} q
+   * @param {import('@langchain/langgraph-checkpoint').SearchOperation & { query: string }} op
+   */
+  async #matchScanned(q, { namespacePrefix, query, filter, limit = 10, offset = 0 }) {
     const params = /** @type {unknown[]} */ ([this.namespace, query, encodeNamespace(namespacePrefix)]);
     const where = filterSql(filter, params, 'r.value');
     params.push(limit, offset);
@@ -524,10 +579,7 @@ export class MemtxStore extends BaseStore {
               LIMIT $${params.length - 1} OFFSET $${params.length}) page
        JOIN memtx.records r ON r.id = page.record_id
       ORDER BY page.score DESC, page.record_id`;
-    // without a filter the text is always the same: prepared once per connection, it is parsed once
-    // and, after PostgreSQL's first five custom plans, runs its generic plan (pg_stat_statements: 6
-    // plans in 660 calls); a filter's SQL varies with its keys and operators, so it stays unnamed
-    const { rows } = await q.query(where === 'true' ? { name: 'memtx_store_search', text, values: params } : { text, values: params });
+    const { rows } = await q.query({ text, values: params });
     return rows.map((row) => toItem(row, true));
   }
 
