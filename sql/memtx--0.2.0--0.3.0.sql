@@ -1019,3 +1019,12 @@ REVOKE ALL ON FUNCTION memtx.search(text, integer, text, text, timestamptz) FROM
 -- Anyone's read, as lookup: only what the calling role may read, of a
 -- namespace it is a member of.
 GRANT EXECUTE ON FUNCTION memtx.search(text, integer, text, text, timestamptz) TO PUBLIC;
+
+-- The slot index with the entity in byte order (text_pattern_ops) and the id
+-- last: a read of the entities under a prefix (starts_with, leakproof, so
+-- also under row-level security) is an index range, not a read of the
+-- namespace, and the first record of a slot after a given id is one probe;
+-- and an index of the revoked records of each slot (a store's deletes).
+DROP INDEX memtx.records_slot_idx;
+CREATE INDEX records_slot_idx ON memtx.records (namespace, entity text_pattern_ops, attribute, id);
+CREATE INDEX records_revoked_idx ON memtx.records (namespace, entity, attribute, id) WHERE state = 'revoked';

@@ -220,7 +220,14 @@ CREATE TABLE memtx.records (
         WHERE (state = 'committed' OR state = 'action_safe')
 );
 COMMENT ON TABLE memtx.records IS 'memory records: governed objects with evidence, permissions, provenance, validity and lifecycle state';
-CREATE INDEX records_slot_idx ON memtx.records (namespace, entity, attribute);
+-- a slot's or an entity's records, and the entities under a prefix: the entity
+-- in byte order (text_pattern_ops), so that starts_with(entity, prefix) is an
+-- index condition whatever the database's collation (equality is the same);
+-- a slot's records in id order, so that the first of them after a given one
+-- is one probe, not a read of the slot's history
+CREATE INDEX records_slot_idx ON memtx.records (namespace, entity text_pattern_ops, attribute, id);
+-- a slot's revoked records (a store's deletes): the last of them is one probe
+CREATE INDEX records_revoked_idx ON memtx.records (namespace, entity, attribute, id) WHERE state = 'revoked';
 CREATE INDEX records_tx_idx ON memtx.records (tx_id, staged_pos);
 -- in flight: the gate probes a namespace, causally stable reads a slot
 CREATE INDEX records_tentative_idx ON memtx.records (namespace, entity, attribute) WHERE state = 'tentative';

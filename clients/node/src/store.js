@@ -64,7 +64,7 @@
  * hybrid search is one statement too) and are refused without one as
  * PostgresStore refuses them, another mode as unknown.  An item's
  * updatedAt is its latest record's staging time, its createdAt that of the
- * first record since the item was last deleted or expired.
+ * first record (by id) since the item was last deleted or expired.
  *
  * @module memtx/store
  */
@@ -189,18 +189,23 @@ function operatorSql(key, op, arg, p, value) {
 }
 
 /**
- * createdAt of the item on record r's slot: the first active or superseded
- * record after the slot's last revoked one (a delete revokes) that had not
- * expired when r was written (an item that expired and was put again starts
- * anew).
+ * createdAt of the item on record r's slot: the staging time of the first
+ * (by id) active or superseded record after the slot's last revoked one (a
+ * delete revokes) that had not expired when r was written (an item that
+ * expired and was put again starts anew).  Two probes of the slot index in
+ * id order, the last delete through the index of revoked records, the first
+ * record after it by an index condition on id (leakproof, so row-level
+ * security lets it bound the scan): a slot's history is not read.
  */
-const CREATED_AT = `(SELECT min(c.created_at) FROM memtx.records c
+const CREATED_AT = `(SELECT c.created_at FROM memtx.records c
    WHERE c.namespace = r.namespace AND c.entity = r.entity AND c.attribute = r.attribute
+     AND c.id > (SELECT coalesce((SELECT d.id FROM memtx.records d
+                                   WHERE d.namespace = r.namespace AND d.entity = r.entity
+                                     AND d.attribute = r.attribute AND d.state = 'revoked'
+                                   ORDER BY d.id DESC LIMIT 1), 0))
      AND (memtx.is_active(c.state) OR c.state = 'superseded')
      AND (upper_inf(c.valid) OR upper(c.valid) > r.created_at)
-     AND c.id > coalesce((SELECT max(d.id) FROM memtx.records d
-                           WHERE d.namespace = r.namespace AND d.entity = r.entity
-                             AND d.attribute = r.attribute AND d.state = 'revoked'), 0))`;
+   ORDER BY c.id LIMIT 1)`;
 
 /** The validity of a put: unbounded, or [now, now + $n minutes) (SPEC §18). */
 const VALIDITY = (/** @type {string} */ minutes) => `CASE WHEN ${minutes}::double precision IS NULL THEN NULL

@@ -885,6 +885,49 @@ test('roles: a store writes as its role; sharing is the records\' readers and wr
   }
 });
 
+test('an agent\'s get, search and listing read the items they answer with, not the namespace nor an item\'s history', async () => {
+  // as an agent role, under row-level security (a superuser's plan is not an agent's): 3000 items
+  // under other prefixes, and one item updated 300 times
+  await admin.query("SELECT memtx.grant_namespace('langgraph_history', $1)", [AGENTS[0]]);
+  const agent = new pg.Pool({ database, user: AGENTS[0], password: db.password, max: 1 });
+  const store = new MemtxStore({ pool: agent, namespace: 'langgraph_history' });
+  try {
+    const tx = (await admin.query("SELECT memtx.begin(namespace => 'langgraph_history') AS tx")).rows[0].tx;
+    await admin.query(`SELECT memtx.stage_many($1, (SELECT jsonb_agg(jsonb_build_object('entity', $2 || (i % 50) || ':',
+      'attribute', 'k' || i, 'value', jsonb_build_object('text', 'filler ' || i), 'scope', 'public'))
+      FROM generate_series(1, 3000) i))`, [tx, encodeNamespace(['others']).concat('o')]);
+    await admin.query('SELECT memtx.commit($1)', [tx]);
+    await store.put(['docs'], 'plan', { text: 'walnut plan 0' });
+    await store.put(['docs'], 'other', { text: 'another walnut' });
+    const first = (await store.get(['docs'], 'plan')).createdAt;
+    for (let i = 1; i <= 300; i += 1) await store.put(['docs'], 'plan', { text: `walnut plan ${i}` });
+    await admin.query('ANALYZE memtx.records');
+    // rows of memtx.records read by a call: sequential tuples read + tuples fetched through
+    // indexes, the agent's connection made to flush its statistics before and after
+    const stats = "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) AS n FROM pg_stat_user_tables WHERE schemaname = 'memtx' AND relname = 'records'";
+    const read = async (call) => {
+      await agent.query('SELECT pg_stat_force_next_flush()');
+      const before = Number((await admin.query(stats)).rows[0].n);
+      const result = await call();
+      await agent.query('SELECT pg_stat_force_next_flush()');
+      return [result, Number((await admin.query(stats)).rows[0].n) - before];
+    };
+    const [item, byGet] = await read(() => store.get(['docs'], 'plan'));
+    assert.equal(item.value.text, 'walnut plan 300');
+    assert.deepEqual(item.createdAt, first, 'createdAt is the first put\'s');
+    assert.ok(byGet <= 10, `get read ${byGet} rows`);
+    const [found, bySearch] = await read(() => store.search(['docs'], { query: 'walnut' }));
+    assert.deepEqual(sorted(found.map((i) => i.key)), ['other', 'plan']);
+    assert.ok(bySearch <= 20, `search read ${bySearch} rows`);
+    const [listed, byList] = await read(() => store.search(['docs']));
+    assert.deepEqual(sorted(listed.map((i) => i.key)), ['other', 'plan']);
+    // a listing reads the records under its prefix, the item's history included, not the 3000 others
+    assert.ok(byList <= 320, `listing read ${byList} rows`);
+  } finally {
+    await agent.end();
+  }
+});
+
 test('the store\'s reads use the indexes of memtx.records, never a scan of it', async () => {
   // 2000 records in another namespace: a scan would read them all
   const tx = (await admin.query("SELECT memtx.begin(namespace => 'bulk') AS tx")).rows[0].tx;
