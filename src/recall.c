@@ -153,14 +153,26 @@ RetrievalTextOpen(const char *ns, TSQuery query, Datum prefix, bool no_prefix,
 	return portal;
 }
 
-/* What memtx.recall keeps of the visible matches: its rows and their ids. */
+/*
+ * What memtx.recall and memtx.search keep of the visible matches: their rows
+ * and (recall's, for the read set) their ids.
+ */
 typedef struct RecallOut
 {
 	ReturnSetInfo *rsinfo;
-	Datum	   *returned;
+	Datum	   *returned;		/* NULL: the ids are not kept */
 	int			nreturned;
 	int			k;
 } RecallOut;
+
+static void
+RecallOutInit(RecallOut *out, FunctionCallInfo fcinfo, int k, bool keep_ids)
+{
+	out->rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	out->returned = keep_ids ? palloc(sizeof(Datum) * k) : NULL;
+	out->nreturned = 0;
+	out->k = k;
+}
 
 static bool
 RecallEmit(MemtxRec *rec, HeapTuple tuple, TupleDesc desc, void *arg)
@@ -176,8 +188,9 @@ RecallEmit(MemtxRec *rec, HeapTuple tuple, TupleDesc desc, void *arg)
 	values[3] = SPI_getbinval(tuple, desc, SPI_fnumber(desc, "value"), &isnull);
 	values[4] = SPI_getbinval(tuple, desc, SPI_fnumber(desc, "recall_rank"), &isnull);
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
-	out->returned[out->nreturned++] = Int64GetDatum(rec->id);
-	return out->nreturned == out->k;
+	if (out->returned != NULL)
+		out->returned[out->nreturned] = Int64GetDatum(rec->id);
+	return ++out->nreturned == out->k;
 }
 
 /*
@@ -211,10 +224,7 @@ memtx_recall(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 
-	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	out.returned = palloc(sizeof(Datum) * k);
-	out.nreturned = 0;
-	out.k = k;
+	RecallOutInit(&out, fcinfo, k, true);
 	VisScan(t, RetrievalTextOpen(t->namespace, query, PG_GETARG_DATUM(3), PG_ARGISNULL(3),
 								 PG_GETARG_DATUM(4), PG_ARGISNULL(4), false),
 			k, RECALL_MAX_BATCH, RecallEmit, &out);
@@ -261,10 +271,7 @@ memtx_search(PG_FUNCTION_ARGS)
 	query = RetrievalQuery(PG_GETARG_DATUM(0));
 	if (query->size > 0)
 	{
-		out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-		out.returned = palloc(sizeof(Datum) * k);
-		out.nreturned = 0;
-		out.k = k;
+		RecallOutInit(&out, fcinfo, k, false);
 		VisScanCurrent(call.caller,
 					   RetrievalTextOpen(ns, query, PG_GETARG_DATUM(2), PG_ARGISNULL(2),
 										 PG_GETARG_DATUM(4), PG_ARGISNULL(4), true),

@@ -1494,19 +1494,18 @@ class Model(VectorModel):
         if r is None or r.ns != ns:
             return None
         rid = r.id
-        commits = [i + 1 for i, rc in enumerate(chain)
-                   if rc[0] == "commit" and names[i] == rid]
+        first = self.first_commit(ns, rid)
         if kind == "value":
             # a value digest no longer matching its record; an erased
             # record's is excused only while its value is null (§17), so a
             # changed one is reported there too
-            if r.erased and not commits:
+            if r.erased and not first:
                 # READING: no digest to report; "not erased as erasure
                 # requires" at a receipt that names it or the seq after the
                 # last
                 return OneOf(*[i + 1 for i in range(len(chain))
                                if names[i] == rid], len(chain) + 1)
-            return commits[0] if commits else None
+            return first
         if kind == "state":
             # §17 receipts anchor states: the receipt that last settled it
             # (its commit, act or retraction, or a later one whose call moved
@@ -1517,11 +1516,11 @@ class Model(VectorModel):
             own = [i + 1 for i in range(len(chain)) if names[i] == rid]
             settled = own + [i + 1 for i in range(len(chain))
                              if rid in moves[i]]
-            if r.erased and commits:
+            if r.erased and first:
                 # an erased record made active again is no longer erased as
                 # §17 requires, so its commit receipt's digest no longer has
                 # an excuse: reported there, the lowest
-                return commits[0]
+                return first
             if not settled:
                 # README (verify_receipts): a record no receipt names (a
                 # tentative one, flipped) at the seq after the chain's last

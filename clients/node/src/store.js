@@ -212,13 +212,20 @@ const VALIDITY = (/** @type {string} */ minutes) => `CASE WHEN ${minutes}::doubl
   ELSE pg_catalog.tstzrange(memtx.now(), memtx.now() + pg_catalog.make_interval(secs => ${minutes}::double precision * 60))
   END`;
 
+/**
+ * What get answers for a slot: its latest active record (id, entity, attribute, value, updated_at,
+ * created_at), the three arguments SQL expressions.
+ */
+const LATEST = (/** @type {string} */ entity, /** @type {string} */ attribute, /** @type {string} */ namespace) =>
+  `SELECT r.id, r.entity, r.attribute, r.value, r.created_at AS updated_at, ${CREATED_AT} AS created_at
+     FROM memtx.lookup(entity => ${entity}, attribute => ${attribute}, namespace => ${namespace},
+                       valid_at => memtx.now()) r
+    ORDER BY r.id DESC LIMIT 1`;
+
 // Statements run often, prepared once per connection (pg's named statements).
 const GET = {
   name: 'memtx_store_get',
-  text: `SELECT r.entity, r.attribute, r.value, r.created_at AS updated_at, ${CREATED_AT} AS created_at
-           FROM memtx.lookup(entity => $1::text, attribute => $2::text, namespace => $3::text,
-                             valid_at => memtx.now()) r
-          ORDER BY r.id DESC LIMIT 1`,
+  text: LATEST('$1::text', '$2::text', '$3::text'),
 };
 const PROPOSE = {
   name: 'memtx_store_propose',
@@ -246,13 +253,9 @@ const SEARCH = {
                                       namespace => $1::text, valid_at => memtx.now())),
          slots AS (SELECT s.entity, s.attribute, max(s.rank) AS score FROM s GROUP BY s.entity, s.attribute)
   SELECT latest.id AS record_id, slots.entity, slots.attribute, latest.value, slots.score,
-         latest.created_at AS updated_at, latest.first_created_at AS created_at, (SELECT count(*) FROM s) AS found
+         latest.updated_at, latest.created_at, (SELECT count(*) FROM s) AS found
     FROM slots
-   CROSS JOIN LATERAL (
-         SELECT r.id, r.value, r.created_at, ${CREATED_AT} AS first_created_at
-           FROM memtx.lookup(entity => slots.entity, attribute => slots.attribute, namespace => $1::text,
-                             valid_at => memtx.now()) r
-          ORDER BY r.id DESC LIMIT 1) latest
+   CROSS JOIN LATERAL (${LATEST('slots.entity', 'slots.attribute', '$1::text')}) latest
    ORDER BY slots.score DESC, latest.id`,
 };
 const DELETE = {
