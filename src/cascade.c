@@ -182,16 +182,14 @@ CascadeRepairAction(RepairList *log, RepairList *comp, int64 id, bool reversible
 /*
  * Lock and list what lies below root, in id order: every transitive
  * descendant, or (below_actions) only the tool actions among them and what
- * descends from those.  Columns: id, kind, state, retracted (memtx.retracted),
+ * descends from those.  Columns: id, kind, state, retracted (MEMTX_IS_RETRACTED),
  * reversible, view (memtx.is_view_kind).
  */
 #define CASCADE_WALK_COLUMNS \
-	"SELECT r.id, r.kind, r.state, rt.yes IS NOT NULL, " \
+	"SELECT r.id, r.kind, r.state, " MEMTX_IS_RETRACTED("r") ", " \
 	"       coalesce(t.reversible, false), memtx.is_view_kind(r.kind) "
 #define CASCADE_WALK_JOINS \
 	"JOIN memtx.records r ON r.id = d.id " \
-	"LEFT JOIN LATERAL (SELECT true AS yes FROM memtx.retracted x " \
-	"                    WHERE x.id = r.id LIMIT 1) rt ON true " \
 	"LEFT JOIN memtx.tools t ON r.kind = 'tool_action' " \
 	"      AND t.name = pg_catalog.substr(r.entity, 6) " \
 	"ORDER BY r.id FOR UPDATE OF r"

@@ -54,7 +54,7 @@ static const MemtxReason RankReason[] = {
  */
 /* whether par's parent p is retracted (memtx.retracted) */
 #define CONFLICT_RETRACTED \
-	"EXISTS (SELECT FROM memtx.retracted rt WHERE rt.id = p.id) AS retracted"
+	MEMTX_IS_RETRACTED("p") " AS retracted"
 /* what ConflictGatherFacts answers from its "par" and "flow" */
 #define CONFLICT_FACTS \
 	"SELECT coalesce((SELECT bool_or(retracted) FROM par), false)," \

@@ -657,9 +657,7 @@ PipelineAccept(MemtxRec *rec, bool action_safe)
 	values[0] = Int64GetDatum(id);
 	MemtxExec(MemtxPlan(&ancestors,
 						"SELECT 1 FROM memtx.ancestors($1) anc(id) JOIN memtx.records a ON a.id = anc.id "
-						"CROSS JOIN LATERAL (SELECT EXISTS ("
-						"  SELECT FROM memtx.retracted rt WHERE rt.id = a.id) AS yes OFFSET 0) rt "
-						"WHERE NOT memtx.is_active(a.state) OR rt.yes LIMIT 1",
+						"WHERE NOT memtx.is_active(a.state) OR " MEMTX_IS_RETRACTED("a") " LIMIT 1",
 						1, types),
 			  values, NULL, 1);
 	if (SPI_processed > 0)

@@ -19,6 +19,7 @@
  * costs its length); rivals are found through the slot index.  Nothing here
  * scans the store.
  */
+#include "catalog.h"
 #include "dag.h"
 #include "readset.h"
 #include "readsetbuf.h"
@@ -67,8 +68,8 @@ VisAncestryStable(Datum *ids, int n, int64 txid, bool causal, bool *ok)
 						"SELECT u.id, ARRAY(SELECT e.parent FROM memtx.edges e WHERE e.child = u.id), "
 						"       CASE WHEN y.wrong OR y.rivalled THEN 1 END, y.rivalled "
 						"  FROM u CROSS JOIN LATERAL ("
-						"    SELECT NOT memtx.is_active(a.state) OR ($3 AND EXISTS ("
-						"             SELECT FROM memtx.retracted rt WHERE rt.id = a.id))"
+						"    SELECT NOT memtx.is_active(a.state) OR ($3 AND "
+						"             " MEMTX_IS_RETRACTED("a") ")"
 						"           AS wrong,"
 						"           $3 AND EXISTS ("
 						"             SELECT 1 FROM memtx.records x"
