@@ -52,7 +52,7 @@ static const MemtxReason RankReason[] = {
  * over declared parents (and the read set under memtx.flow_control =
  * read_set), and the parents check 4 has to walk from (see ConflictCheck).
  */
-/* whether par's parent p is retracted (memtx.retracted) */
+/* whether par's parent p is retracted (MEMTX_IS_RETRACTED: a condition on its row) */
 #define CONFLICT_RETRACTED \
 	MEMTX_IS_RETRACTED("p") " AS retracted"
 /* what ConflictGatherFacts answers from its "par" and "flow" */
