@@ -391,7 +391,10 @@ COMMENT ON FUNCTION memtx_enum.actions(int, int, text) IS
 -- stale_late_write depend on them) and whether a fence of its agent came
 -- after it began ("fenced"); per record its transaction, slot and value
 -- (or tool), kind, confidence class (>= 0.6 passes evidence), source,
--- parents, state and reason, whether it is erased, and how many
+-- parents, state and reason, whether it is erased, whether it has a
+-- commit position ("seq": a record revoked after its commit keeps it, and
+-- every transaction begun later has it in its snapshot, so a record revoked
+-- before its commit and one revoked after are different states), and how many
 -- rollback-log rows and compensation obligations name it; the revocation
 -- registry; the writer epoch of agent b and whether it is fenced.  Left
 -- out: what has no effect on later calls nor on what the drivers compare
@@ -437,7 +440,7 @@ BEGIN
                                 ELSE '' END) AS line
           FROM t),
     rline AS (
-        SELECT r.n, format('R%s T%s %s %s %s %s P[%s] %s/%s rb%s cp%s%s', r.n, r.tn,
+        SELECT r.n, format('R%s T%s %s %s %s %s P[%s] %s/%s rb%s cp%s%s%s', r.n, r.tn,
                            CASE WHEN r.kind = 'tool_action' THEN r.entity
                                 WHEN r.erased_at IS NOT NULL THEN
                                     (SELECT 'S' || s.n FROM s WHERE (s.entity, s.attribute)
@@ -459,6 +462,7 @@ BEGIN
                            r.state, coalesce(r.reason, '-'),
                            (SELECT count(*) FROM memtx.rollback_log l WHERE l.record_id = r.id),
                            (SELECT count(*) FROM memtx.compensations c WHERE c.action_id = r.id),
+                           CASE WHEN r.committed_xid IS NOT NULL THEN ' seq' ELSE '' END,
                            CASE WHEN r.erased_at IS NOT NULL AND r.kind = 'tool_action'
                                 THEN ' erased' ELSE '' END)
                    AS line

@@ -259,10 +259,11 @@ class Graph:
                     else "high" if r.confidence >= 0.6 else "low")
             parents = ",".join(rl[p] for p in sorted(m.edges[r.id]))
             reason = M.first(r.reason)
-            lines.append("%s %s %s %s %s %s P[%s] %s/%s rb%d cp%d%s" % (
+            lines.append("%s %s %s %s %s %s P[%s] %s/%s rb%d cp%d%s%s" % (
                 rl[r.id], tl[r.tx], sv, r.kind, conf, r.source or "-",
                 parents, r.state, reason or "-", rb.get(r.id, 0),
                 cp.get(r.id, 0),
+                " seq" if r.committed_seq is not None else "",
                 " erased" if r.erased and r.kind == "tool_action" else ""))
         lines.append("reg[%s]" % ",".join(rl[i] for i in sorted(m.registry)))
         if m.epochs.get(AGENT_B):

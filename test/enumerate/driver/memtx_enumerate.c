@@ -77,6 +77,19 @@
  * goes to a scratch context reset per transition; SPI tuple tables are freed
  * after use (an aborted subtransaction frees its own).  Memory stays flat
  * however long the run, but for the visited set.
+ *
+ * Checkpoints.  A long search may outlive its session (a machine restarted,
+ * a session ended): run() given a checkpoint file writes, at a pause when
+ * checkpoint_seconds of searching have passed since the last one, what
+ * resume() needs (the bounds, the figures, the path as call positions and
+ * digests, the visited set: 40 bytes a state) to a temporary file renamed
+ * over it, so the file always holds one whole checkpoint.  run() with the
+ * same bounds and an existing checkpoint file loads it and goes on as
+ * resume() does, replaying the path in its database (which must be at the
+ * start state: a fresh database with the graph).  What was searched after
+ * the last checkpoint is searched again; the figures, time included, are
+ * the checkpoint's plus the new session's.  The file is removed when the
+ * search is done.
  */
 #include "postgres.h"
 
@@ -86,6 +99,7 @@
 #include "common/hashfn.h"
 #include "common/sha2.h"
 #include "storage/fd.h"
+#include <unistd.h>
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -164,6 +178,9 @@ typedef struct Enum
 	int64		shares;			/* states at split_depth to expand, met so far */
 	char	   *states_file;	/* where the states go at the end */
 	FILE	   *tfile;			/* every transition, when asked for */
+	char	   *checkpoint;		/* where checkpoints go, or NULL */
+	double		checkpoint_seconds; /* of searching between two */
+	double		checkpoint_at;	/* elapsed at the last one */
 	instr_time	start;
 	bool		stopped;		/* the time bound was reached */
 	int64		pause_after;	/* transitions per call (0: no pause) */
@@ -725,6 +742,201 @@ EnumClose(Enum *e)
 	}
 }
 
+/*
+ * A checkpoint's layout: this header, the alphabet's bytes, then per depth
+ * 0 .. depth_bound the call position, the digest and whether the state's
+ * calls are counted, then the visited set (EnumSaved each).
+ */
+#define ENUM_CHECKPOINT_MAGIC "memtx_enumerate checkpoint 1"
+
+/* The fields of Enum a checkpoint carries over, each as X(field). */
+#define ENUM_CARRIED(X) \
+	X(resume_depth) X(max_depth) X(shares) X(states) X(transitions) X(errors) \
+	X(violations) X(expanded)
+
+typedef struct EnumCheckpointHeader
+{
+	char		magic[32];
+	int32		max_records;
+	int32		max_tx;
+	int32		depth_bound;
+	int32		parts;
+	int32		part;
+	int32		split_depth;
+	int32		resume_depth;
+	int32		max_depth;
+	int32		alphabet_len;
+	int64		shares;
+	int64		states;
+	int64		transitions;
+	int64		errors;
+	int64		violations;
+	int64		expanded;
+	int64		entries;
+	double		elapsed;
+	double		spent[EP_COUNT];
+} EnumCheckpointHeader;
+
+typedef struct EnumSaved
+{
+	EnumKey		key;
+	uint64		fp;
+	int32		depth;
+	int32		nout;
+	int32		expanded;
+} EnumSaved;
+
+static void
+EnumWriteOrFail(FILE *f, const void *data, size_t size, const char *path)
+{
+	if (size > 0 && fwrite(data, size, 1, f) != 1)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write \"%s\": %m", path)));
+}
+
+static void
+EnumReadOrFail(FILE *f, void *data, size_t size, const char *path)
+{
+	if (size > 0 && fread(data, size, 1, f) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("checkpoint file \"%s\" is truncated", path)));
+}
+
+/* The search paused, everything rolled back: its checkpoint, elapsed s in. */
+static void
+EnumWriteCheckpoint(Enum *e, double elapsed)
+{
+	char	   *tmp = psprintf("%s.tmp", e->checkpoint);
+	FILE	   *f = EnumOpen(tmp);
+	EnumCheckpointHeader h;
+	text	   *alphabet = DatumGetTextPP(e->bounds[2]);
+	int			n = e->depth_bound + 1;
+	enumset_iterator it;
+	EnumEntry  *entry;
+
+	memset(&h, 0, sizeof(h));
+	strlcpy(h.magic, ENUM_CHECKPOINT_MAGIC, sizeof(h.magic));
+	h.max_records = e->max_records;
+	h.max_tx = e->max_tx;
+	h.depth_bound = e->depth_bound;
+	h.parts = e->parts;
+	h.part = e->part;
+	h.split_depth = e->split_depth;
+#define ENUM_SAVE(field) h.field = e->field;
+	ENUM_CARRIED(ENUM_SAVE)
+#undef ENUM_SAVE
+	h.alphabet_len = VARSIZE_ANY_EXHDR(alphabet);
+	h.entries = e->seen->members;
+	h.elapsed = elapsed;
+	memcpy(h.spent, e->spent, sizeof(h.spent));
+	EnumWriteOrFail(f, &h, sizeof(h), tmp);
+	EnumWriteOrFail(f, VARDATA_ANY(alphabet), h.alphabet_len, tmp);
+	EnumWriteOrFail(f, e->pos, sizeof(int32) * n, tmp);
+	EnumWriteOrFail(f, e->keys, sizeof(EnumKey) * n, tmp);
+	EnumWriteOrFail(f, e->counting, sizeof(bool) * n, tmp);
+	enumset_start_iterate(e->seen, &it);
+	while ((entry = enumset_iterate(e->seen, &it)) != NULL)
+	{
+		EnumSaved	saved;
+
+		memset(&saved, 0, sizeof(saved));
+		saved.key = entry->key;
+		saved.fp = entry->fp;
+		saved.depth = entry->depth;
+		saved.nout = entry->nout;
+		saved.expanded = entry->expanded;
+		EnumWriteOrFail(f, &saved, sizeof(saved), tmp);
+	}
+	if (fflush(f) != 0 || pg_fsync(fileno(f)) != 0 || fclose(f) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write \"%s\": %m", tmp)));
+	if (rename(tmp, e->checkpoint) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not rename \"%s\" to \"%s\": %m", tmp, e->checkpoint)));
+	pfree(tmp);
+	e->checkpoint_at = elapsed;
+}
+
+/*
+ * Loads the checkpoint of a search started with e's bounds, if its file
+ * exists; returns whether it did (the search then goes on as after a pause).
+ */
+static bool
+EnumReadCheckpoint(Enum *e)
+{
+	FILE	   *f = fopen(e->checkpoint, "r");
+	EnumCheckpointHeader h;
+	char	   *alphabet;
+	char	   *mine = text_to_cstring(DatumGetTextPP(e->bounds[2]));
+	int			n = e->depth_bound + 1;
+
+	if (f == NULL)
+	{
+		if (errno == ENOENT)
+			return false;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open \"%s\": %m", e->checkpoint)));
+	}
+	EnumReadOrFail(f, &h, sizeof(h), e->checkpoint);
+	if (strncmp(h.magic, ENUM_CHECKPOINT_MAGIC, sizeof(h.magic)) != 0 ||
+		h.alphabet_len < 0 || h.alphabet_len > 1000 || h.entries < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("\"%s\" is not a checkpoint of memtx_enumerate", e->checkpoint)));
+	alphabet = palloc0(h.alphabet_len + 1);
+	EnumReadOrFail(f, alphabet, h.alphabet_len, e->checkpoint);
+	if (h.max_records != e->max_records || h.max_tx != e->max_tx ||
+		h.depth_bound != e->depth_bound || h.parts != e->parts || h.part != e->part ||
+		h.split_depth != e->split_depth || strcmp(alphabet, mine) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("checkpoint file \"%s\" is of another search", e->checkpoint),
+				 errdetail("It holds max_records %d, max_tx %d, depth %d, alphabet %s, part %d of %d split at %d.",
+						   h.max_records, h.max_tx, h.depth_bound, alphabet, h.part,
+						   h.parts, h.split_depth)));
+	EnumReadOrFail(f, e->pos, sizeof(int32) * n, e->checkpoint);
+	EnumReadOrFail(f, e->keys, sizeof(EnumKey) * n, e->checkpoint);
+	EnumReadOrFail(f, e->counting, sizeof(bool) * n, e->checkpoint);
+	for (int64 i = 0; i < h.entries; i++)
+	{
+		EnumSaved	saved;
+		EnumEntry  *entry;
+		bool		found;
+
+		EnumReadOrFail(f, &saved, sizeof(saved), e->checkpoint);
+		entry = enumset_insert(e->seen, saved.key, &found);
+		entry->fp = saved.fp;
+		entry->depth = saved.depth;
+		entry->nout = saved.nout;
+		entry->expanded = saved.expanded != 0;
+	}
+	if (fgetc(f) != EOF)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("checkpoint file \"%s\" has more than its states", e->checkpoint)));
+	fclose(f);
+	if (h.resume_depth < 0 || h.resume_depth > e->depth_bound)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("checkpoint file \"%s\" holds no paused path", e->checkpoint)));
+#define ENUM_LOAD(field) e->field = h.field;
+	ENUM_CARRIED(ENUM_LOAD)
+#undef ENUM_LOAD
+	e->elapsed_before = h.elapsed;
+	e->checkpoint_at = h.elapsed;
+	memcpy(e->spent, h.spent, sizeof(e->spent));
+	e->paused = true;
+	ereport(NOTICE,
+			(errmsg("the search goes on from its checkpoint: %lld states, %lld transitions, %.1f s",
+					(long long) h.states, (long long) h.transitions, h.elapsed)));
+	return true;
+}
+
 /* The search of this session that paused, or whose call failed. */
 static Enum *EnumSession;
 
@@ -804,9 +1016,18 @@ EnumCall(Enum *e, FunctionCallInfo fcinfo)
 		EnumClose(e);
 		if (e->states_file)
 			EnumWriteStates(e);
+		if (e->checkpoint && !e->stopped && unlink(e->checkpoint) != 0 && errno != ENOENT)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not remove \"%s\": %m", e->checkpoint)));
 	}
-	else if (e->tfile)
-		fflush(e->tfile);
+	else
+	{
+		if (e->tfile)
+			fflush(e->tfile);
+		if (e->checkpoint && elapsed - e->checkpoint_at >= e->checkpoint_seconds)
+			EnumWriteCheckpoint(e, elapsed);
+	}
 	SPI_finish();
 	MemoryContextSwitchTo(callercxt);
 
@@ -831,7 +1052,7 @@ EnumCall(Enum *e, FunctionCallInfo fcinfo)
 /*
  * memtx_enumerate.run(max_records, max_tx, depth, seconds, pause_after,
  *                     alphabet, states_file, transitions_file, parts, part,
- *                     split_depth)
+ *                     split_depth, checkpoint, checkpoint_seconds)
  */
 Datum
 memtx_enumerate_run(PG_FUNCTION_ARGS)
@@ -843,8 +1064,8 @@ memtx_enumerate_run(PG_FUNCTION_ARGS)
 	int32		part;
 	int32		split;
 
-	for (int i = 0; i <= 10; i++)
-		if (PG_ARGISNULL(i) && i != 6 && i != 7)
+	for (int i = 0; i <= 12; i++)
+		if (PG_ARGISNULL(i) && i != 6 && i != 7 && i != 11)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("argument %d of memtx_enumerate.run() must not be null", i + 1)));
@@ -863,6 +1084,12 @@ memtx_enumerate_run(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("parts out of range"),
 				 errdetail("parts must be at least 1, part between 0 and parts - 1, split_depth between 1 and depth.")));
+	if (!PG_ARGISNULL(11) && (!PG_ARGISNULL(7) || PG_GETARG_INT64(4) <= 0 ||
+							  PG_GETARG_FLOAT8(12) < 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a checkpoint needs pause_after > 0, checkpoint_seconds >= 0 and no transitions_file"),
+				 errdetail("Checkpoints are written at pauses; a transitions file would repeat what was searched after the last one.")));
 	if (EnumSession != NULL)
 	{
 		EnumClose(EnumSession);
@@ -903,6 +1130,12 @@ memtx_enumerate_run(PG_FUNCTION_ARGS)
 	e->keys = MemoryContextAllocZero(cxt, sizeof(EnumKey) * (depth + 1));
 	e->counting = MemoryContextAllocZero(cxt, sizeof(bool) * (depth + 1));
 	EnumSession = e;
+	if (!PG_ARGISNULL(11))
+	{
+		e->checkpoint = MemoryContextStrdup(cxt, text_to_cstring(PG_GETARG_TEXT_PP(11)));
+		e->checkpoint_seconds = PG_GETARG_FLOAT8(12);
+		EnumReadCheckpoint(e);
+	}
 	return EnumCall(e, fcinfo);
 }
 
