@@ -35,6 +35,10 @@ both: every transition the driver took was checked against the model.
         against the extension, which names the call that differs
     model_enum.py --describe DIGEST ... (with the bounds): the same for
         given states
+    model_enum.py --faithful (with the bounds): every transition into a
+        state already known reaches one that behaves as the model state it
+        was first known by: the canonical state merges no model states that
+        differ
 
 Prints the figures (states, transitions, transitions/s) and, with
 --compare, "N passed, N failed" last.
@@ -410,6 +414,58 @@ class Walk:
                 self.expand(m2, target, d, path + [(label, call, m2)])
 
 
+def faithful(g, depth, alphabet, limit=3):
+    """Whether the canonical state is faithful to the model: breadth first
+    over the graph, every transition that reaches a state already known
+    must reach one whose calls give the same results and lead to the same
+    states as the model state it was first known by (the fingerprint, from
+    each model state).  A state text that merges model states which behave
+    differently would prune, in every walk, a subtree no check then sees.
+    Over memtx's alphabet the calls' labels are left out of the fingerprint
+    (they name concrete values, which the canonical state renames by first
+    appearance).  Prints up to limit merged states with the two paths;
+    returns (states, transitions re-checked, merged)."""
+    labels = alphabet == "papers"
+
+    def fp(m, key):
+        f = 0
+        for label, call in g.actions(m):
+            result, m2 = g.step(m, call)
+            target = key if m2 is None else digest(g.state_text(m2))
+            f = (f + transition_hash(label if labels else "", result, target)) \
+                & 0xFFFFFFFFFFFFFFFF
+        return f
+
+    m0 = g.start()
+    k0 = digest(g.state_text(m0))
+    first = {k0: (fp(m0, k0), [])}
+    layer = [(k0, m0, [])]
+    checked = merged = 0
+    for _ in range(depth):
+        following = []
+        for key, m, path in layer:
+            for label, call in g.actions(m):
+                result, m2 = g.step(m, call)
+                if m2 is None:
+                    continue
+                k2 = digest(g.state_text(m2))
+                f2 = fp(m2, k2)
+                if k2 not in first:
+                    first[k2] = (f2, path + [label])
+                    following.append((k2, m2, path + [label]))
+                    continue
+                checked += 1
+                if first[k2][0] != f2:
+                    merged += 1
+                    if merged <= limit:
+                        print("MERGED: state %s, reached by\n  %s\nand by\n  %s\n"
+                              "behaves otherwise (its calls' results or targets): %s"
+                              % (k2.hex(), " ; ".join(first[k2][1]),
+                                 " ; ".join(path + [label]), g.state_text(m2)))
+        layer = following
+    return len(first), checked, merged
+
+
 def write_states(seen, path):
     with open(path, "w") as f:
         for key, (depth, expanded, nout, fp) in seen.items():
@@ -514,10 +570,24 @@ def main():
     ap.add_argument("--describe", nargs="+", metavar="DIGEST")
     ap.add_argument("--traces", metavar="DIR",
                     help="where --compare and --describe write traces")
+    ap.add_argument("--faithful", action="store_true",
+                    help="check that the canonical state is faithful to the "
+                    "model within the bounds (see faithful())")
     opts = ap.parse_args()
     if opts.describe:
         describe(opts, opts.describe, opts.traces)
         return 0
+    if opts.faithful:
+        started = time.time()
+        states, checked, merged = faithful(
+            Graph(opts.records, opts.tx, opts.alphabet), opts.depth, opts.alphabet)
+        print("canonical state at %d records, %d transactions, depth %d, "
+              "alphabet %s: %d states, %d transitions into a known state "
+              "re-checked from their own model state, %d merged, %.1f s"
+              % (opts.records, opts.tx, opts.depth, opts.alphabet, states,
+                 checked, merged, time.time() - started))
+        print("%d passed, %d failed" % (merged == 0, merged != 0))
+        return 1 if merged else 0
     if opts.compare:
         return compare(opts)
     started = time.time()
