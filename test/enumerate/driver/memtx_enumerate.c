@@ -809,13 +809,17 @@ static void
 EnumWriteCheckpoint(Enum *e, double elapsed)
 {
 	char	   *tmp = psprintf("%s.tmp", e->checkpoint);
-	FILE	   *f = EnumOpen(tmp);
+	FILE	   *f = AllocateFile(tmp, PG_BINARY_W);
 	EnumCheckpointHeader h;
 	text	   *alphabet = DatumGetTextPP(e->bounds[2]);
 	int			n = e->depth_bound + 1;
 	enumset_iterator it;
 	EnumEntry  *entry;
 
+	if (f == NULL)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open \"%s\" for writing: %m", tmp)));
 	memset(&h, 0, sizeof(h));
 	strlcpy(h.magic, ENUM_CHECKPOINT_MAGIC, sizeof(h.magic));
 	h.max_records = e->max_records;
@@ -849,7 +853,7 @@ EnumWriteCheckpoint(Enum *e, double elapsed)
 		saved.expanded = entry->expanded;
 		EnumWriteOrFail(f, &saved, sizeof(saved), tmp);
 	}
-	if (fflush(f) != 0 || pg_fsync(fileno(f)) != 0 || fclose(f) != 0)
+	if (fflush(f) != 0 || pg_fsync(fileno(f)) != 0 || FreeFile(f) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not write \"%s\": %m", tmp)));
@@ -868,7 +872,7 @@ EnumWriteCheckpoint(Enum *e, double elapsed)
 static bool
 EnumReadCheckpoint(Enum *e)
 {
-	FILE	   *f = fopen(e->checkpoint, "r");
+	FILE	   *f = AllocateFile(e->checkpoint, PG_BINARY_R);
 	EnumCheckpointHeader h;
 	char	   *alphabet;
 	char	   *mine = text_to_cstring(DatumGetTextPP(e->bounds[2]));
@@ -919,7 +923,7 @@ EnumReadCheckpoint(Enum *e)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("checkpoint file \"%s\" has more than its states", e->checkpoint)));
-	fclose(f);
+	FreeFile(f);
 	if (h.resume_depth < 0 || h.resume_depth > e->depth_bound)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
