@@ -80,6 +80,23 @@ def transition_hash(label, result, target):
     return int.from_bytes(h[:8], "big")
 
 
+def fingerprint_add(f, label, result, target):
+    """A state's fingerprint with one more call: the sum, modulo 2^64, of
+    its calls' transition hashes (the in-server driver's sum)."""
+    return (f + transition_hash(label, result, target)) & 0xFFFFFFFFFFFFFFFF
+
+
+def successors(g, m, key):
+    """The calls of model state m, whose canonical digest is key, one at a
+    time: (label, call, result text, model after, target digest); a call
+    that fails leaves the state, so its model after is None and its target
+    key."""
+    for label, call in g.actions(m):
+        result, m2 = g.step(m, call)
+        yield (label, call, result, m2,
+               key if m2 is None else digest(g.state_text(m2)))
+
+
 class Graph:
     """The alphabet, the canonical state and the canonical results of
     enumerate.sql, over a model."""
@@ -385,21 +402,14 @@ class Walk:
         if self.targets is not None and key in self.targets \
                 and key not in self.found:
             self.found[key] = (list(path), m, self.g.state_text(m))
-        for label, call in self.g.actions(m):
+        for label, call, result, m2, target in successors(self.g, m, key):
             self.transitions += 1
-            result, m2 = self.g.step(m, call)
-            if m2 is None:
-                target, text = key, None
-            else:
-                text = self.g.state_text(m2)
-                target = digest(text)
             if first and self.tfile:
                 self.tfile.write("%s\t%s\t%s\t%s\n" % (key.hex(), label, result,
                                                         target.hex()))
             if first:
                 entry[2] += 1
-                entry[3] = (entry[3] + transition_hash(label, result, target)) \
-                    & 0xFFFFFFFFFFFFFFFF
+                entry[3] = fingerprint_add(entry[3], label, result, target)
             if m2 is None:
                 continue
             d = depth + 1
@@ -427,29 +437,24 @@ def faithful(g, depth, alphabet, limit=3):
     returns (states, transitions re-checked, merged)."""
     labels = alphabet == "papers"
 
-    def fp(m, key):
+    def fp(succ):
         f = 0
-        for label, call in g.actions(m):
-            result, m2 = g.step(m, call)
-            target = key if m2 is None else digest(g.state_text(m2))
-            f = (f + transition_hash(label if labels else "", result, target)) \
-                & 0xFFFFFFFFFFFFFFFF
+        for label, _, result, _, target in succ:
+            f = fingerprint_add(f, label if labels else "", result, target)
         return f
 
     m0 = g.start()
     k0 = digest(g.state_text(m0))
-    first = {k0: (fp(m0, k0), [])}
+    first = {k0: (fp(successors(g, m0, k0)), [])}
     layer = [(k0, m0, [])]
     checked = merged = 0
     for _ in range(depth):
         following = []
         for key, m, path in layer:
-            for label, call in g.actions(m):
-                result, m2 = g.step(m, call)
+            for label, _, _, m2, k2 in successors(g, m, key):
                 if m2 is None:
                     continue
-                k2 = digest(g.state_text(m2))
-                f2 = fp(m2, k2)
+                f2 = fp(successors(g, m2, k2))
                 if k2 not in first:
                     first[k2] = (f2, path + [label])
                     following.append((k2, m2, path + [label]))
