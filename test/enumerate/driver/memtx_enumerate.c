@@ -694,11 +694,17 @@ EnumProfile(Enum *e, double elapsed)
 					   (long long) (e->transitions - e->errors + 1))));
 }
 
-/* Opens a file the server writes, for the driver (a superuser's test tool). */
+/*
+ * Opens a file the server writes, for the driver (a superuser's test tool).
+ * One written and closed within a call is opened with AllocateFile, which
+ * PostgreSQL closes if the call fails; one written across calls (the
+ * transitions file: run() and resume() are separate SQL transactions, whose
+ * ends close such files) with plain fopen.
+ */
 static FILE *
-EnumOpen(const char *path)
+EnumOpen(const char *path, bool across_calls)
 {
-	FILE	   *f = fopen(path, "w");
+	FILE	   *f = across_calls ? fopen(path, PG_BINARY_W) : AllocateFile(path, PG_BINARY_W);
 
 	if (f == NULL)
 		ereport(ERROR,
@@ -711,7 +717,7 @@ EnumOpen(const char *path)
 static void
 EnumWriteStates(Enum *e)
 {
-	FILE	   *f = EnumOpen(e->states_file);
+	FILE	   *f = EnumOpen(e->states_file, false);
 	enumset_iterator it;
 	EnumEntry  *entry;
 
@@ -725,7 +731,7 @@ EnumWriteStates(Enum *e)
 				entry->expanded ? entry->nout : 0,
 				(unsigned long long) (entry->expanded ? entry->fp : 0));
 	}
-	if (fclose(f) != 0)
+	if (FreeFile(f) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not write \"%s\": %m", e->states_file)));
@@ -809,17 +815,13 @@ static void
 EnumWriteCheckpoint(Enum *e, double elapsed)
 {
 	char	   *tmp = psprintf("%s.tmp", e->checkpoint);
-	FILE	   *f = AllocateFile(tmp, PG_BINARY_W);
+	FILE	   *f = EnumOpen(tmp, false);
 	EnumCheckpointHeader h;
 	text	   *alphabet = DatumGetTextPP(e->bounds[2]);
 	int			n = e->depth_bound + 1;
 	enumset_iterator it;
 	EnumEntry  *entry;
 
-	if (f == NULL)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not open \"%s\" for writing: %m", tmp)));
 	memset(&h, 0, sizeof(h));
 	strlcpy(h.magic, ENUM_CHECKPOINT_MAGIC, sizeof(h.magic));
 	h.max_records = e->max_records;
@@ -1121,7 +1123,7 @@ memtx_enumerate_run(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(6))
 		e->states_file = MemoryContextStrdup(cxt, text_to_cstring(PG_GETARG_TEXT_PP(6)));
 	if (!PG_ARGISNULL(7))
-		e->tfile = EnumOpen(text_to_cstring(PG_GETARG_TEXT_PP(7)));
+		e->tfile = EnumOpen(text_to_cstring(PG_GETARG_TEXT_PP(7)), true);
 	e->seen = enumset_create(cxt, 1024, NULL);
 	e->level = MemoryContextAllocZero(cxt, sizeof(MemoryContext) * (depth + 1));
 	for (int i = 0; i <= depth; i++)
