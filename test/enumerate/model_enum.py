@@ -566,7 +566,8 @@ def main():
     ap.add_argument("--parts", type=int, default=1)
     ap.add_argument("--part", type=int, default=0)
     ap.add_argument("--split-depth", type=int, default=2)
-    ap.add_argument("--out")
+    ap.add_argument("--out", help="write the states found there (a walk "
+                    "without it prints its figures only)")
     ap.add_argument("--transitions", metavar="FILE",
                     help="also write every transition, a line each (as the "
                     "driver's MEMTX_ENUM_TRANSITIONS does)")
@@ -607,7 +608,8 @@ def main():
               "compares one: %s" % e)
         return 2
     elapsed = time.time() - started
-    write_states(w.seen, opts.out)
+    if opts.out:
+        write_states(w.seen, opts.out)
     print("model: bounds %d records, %d transactions, depth %d, alphabet %s"
           "%s: %d states (%d expanded), %d transitions in %.1f s: "
           "%.0f transitions/s" % (
