@@ -119,9 +119,11 @@ UNION ALL
 SELECT count(DISTINCT type_name) AS enums_compiled_in FROM memtx.enum_labels();
 
 -- the version the library runs over is the default version of the control file
-SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'memtx') AS at_default_version
+\i test/sql/include/default_version.psql
+SELECT :'default_version' <> '' AS control_file_read;
+SELECT extversion = :'default_version' AS at_default_version
   FROM pg_extension WHERE extname = 'memtx';
 -- the base is 0.1.0 and every step leads to the default version
 SELECT source, target FROM pg_extension_update_paths('memtx')
- WHERE path IS NOT NULL AND target = (SELECT default_version FROM pg_available_extensions WHERE name = 'memtx')
+ WHERE path IS NOT NULL AND target = :'default_version'
  ORDER BY 1;

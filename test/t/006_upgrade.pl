@@ -31,9 +31,7 @@ extension_destdir = '$old'
 CONF
 $node->start;
 
-is($node->safe_psql('postgres',
-		"SELECT default_version FROM pg_available_extensions WHERE name = 'memtx'"),
-	'0.1.0', 'phase 1 sees the 0.1.0 release');
+is(default_version($node), '0.1.0', 'phase 1 sees the 0.1.0 release');
 $node->safe_psql('postgres', 'CREATE EXTENSION memtx CASCADE');
 $node->safe_psql('postgres', slurp_file('test/t/upgrade_populate.sql'));
 like($node->safe_psql('postgres',
@@ -85,8 +83,7 @@ like($err, qr/cannot run over catalog version 0\.1\.0/, 'with the message that s
 like($err, qr/ALTER EXTENSION memtx UPDATE/, 'and the hint to update');
 
 $node->safe_psql('postgres', 'ALTER EXTENSION memtx UPDATE');
-my $version = $node->safe_psql('postgres',
-	"SELECT default_version FROM pg_available_extensions WHERE name = 'memtx'");
+my $version = default_version($node);
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'memtx'"),
 	$version, "updated to $version");
 

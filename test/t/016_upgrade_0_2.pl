@@ -29,9 +29,7 @@ dynamic_library_path = '$old/usr/lib/postgresql/15/lib:\$libdir'
 memtx.databases = ''
 CONF
 $node->start;
-is($node->safe_psql('postgres',
-		"SELECT default_version FROM pg_available_extensions WHERE name = 'memtx'"),
-	'0.2.0', 'phase 1 sees the 0.2.0 release');
+is(default_version($node), '0.2.0', 'phase 1 sees the 0.2.0 release');
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION memtx CASCADE;
 	CREATE ROLE agent_a; CREATE ROLE agent_b;
@@ -68,8 +66,7 @@ CONF
 $node->restart;
 $node->safe_psql('postgres', 'ALTER EXTENSION memtx UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'memtx'"),
-	$node->safe_psql('postgres', "SELECT default_version FROM pg_available_extensions WHERE name = 'memtx'"),
-	'updated to the default version');
+	default_version($node), 'updated to the default version');
 is($node->safe_psql('postgres', $fingerprint), $before, 'every row of every 0.2.0 table is unchanged');
 is($node->safe_psql('postgres',
 		q{SELECT string_agg(proposal || ':' || proposer, ' ' ORDER BY proposal) FROM memtx.records WHERE proposal IS NOT NULL}),

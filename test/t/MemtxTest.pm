@@ -14,7 +14,7 @@ use IPC::Run;
 use Exporter 'import';
 our @EXPORT = qw(memtx_node worker_pid launcher_pid wait_for_worker
   wait_for_new_worker notifications start_script memtx_fingerprint amcheck_clean
-  store_fingerprint_query);
+  store_fingerprint_query default_version);
 
 # A started node with memtx installed in "postgres".  %conf: extra lines of
 # postgresql.conf, keyed by setting name.
@@ -32,6 +32,16 @@ sub memtx_node
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION memtx CASCADE');
 	return $node;
+}
+
+# The default version of memtx's control file where $node's server reads it
+# (test/sql/include/default_version.psql: under extension_destdir first;
+# pg_available_extensions does not list a private install tree).
+sub default_version
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		slurp_file('test/sql/include/default_version.psql') . "\n\\echo :default_version\n");
 }
 
 # PID of the memtx worker of $db ('' when none runs).
